@@ -1,0 +1,81 @@
+/* Boot info: read the flattened device tree the VMM built, with libfdt. */
+#include "kernel.h"
+
+#include <libfdt.h>
+
+struct boot fw_boot;
+
+_Noreturn static void bad(const char *what, int err)
+{
+	char msg[160];
+
+	fw_snprintf(msg, sizeof(msg), "boot info: %s (%s)", what,
+		    err ? fdt_strerror(err) : "missing");
+	hc_abort_frame(__FILE__, __LINE__, msg, 0, 0);
+}
+
+static uint32_t prop_u32(const void *fdt, int node, const char *name)
+{
+	int len;
+	const fdt32_t *p = fdt_getprop(fdt, node, name, &len);
+
+	if (!p || len != sizeof(*p))
+		bad(name, p ? -FDT_ERR_BADVALUE : len);
+	return fdt32_to_cpu(*p);
+}
+
+static void parse_args(const void *fdt, int chosen)
+{
+	int len, off = 0;
+	const char *p = fdt_getprop(fdt, chosen, "minivmm,args", &len);
+
+	fw_boot.argc = 0;
+	if (!p)
+		return;
+	if (len > (int)sizeof(fw_boot.argbuf) || p[len - 1] != '\0')
+		bad("minivmm,args too long or not NUL-terminated", -FDT_ERR_BADVALUE);
+	memcpy(fw_boot.argbuf, p, (size_t)len);
+	while (off < len) {
+		if (fw_boot.argc == FW_MAX_ARGS)
+			bad("more than FW_MAX_ARGS guest arguments", -FDT_ERR_BADVALUE);
+		fw_boot.argv[fw_boot.argc++] = fw_boot.argbuf + off;
+		off += (int)strlen(fw_boot.argbuf + off) + 1;
+	}
+	fw_boot.argv[fw_boot.argc] = NULL;
+}
+
+void bootinfo_parse(const void *fdt)
+{
+	int err = fdt_check_header(fdt), node, len, n = 0;
+	const fdt64_t *reg;
+
+	if (err)
+		bad("bad FDT header", err);
+	if (fdt_totalsize(fdt) > MVM_BOOTINFO_MAX)
+		bad("FDT larger than the boot info area", -FDT_ERR_TRUNCATED);
+	if (prop_u32(fdt, 0, "minivmm,abi-version") != MVM_ABI_VERSION)
+		bad("ABI version differs from the firmware's", -FDT_ERR_BADVERSION);
+
+	node = fdt_path_offset(fdt, "/memory@0");
+	if (node < 0)
+		bad("/memory@0", node);
+	reg = fdt_getprop(fdt, node, "reg", &len);
+	if (!reg || len != 2 * sizeof(*reg) || fdt64_to_cpu(reg[0]) != 0)
+		bad("/memory@0 reg is not <0 size> with 2 address cells",
+		    -FDT_ERR_BADVALUE);
+	fw_boot.mem_bytes = fdt64_to_cpu(reg[1]);
+
+	node = fdt_path_offset(fdt, "/cpus");
+	if (node < 0)
+		bad("/cpus", node);
+	fdt_for_each_subnode(err, fdt, node) n++;
+	if (n == 0 || n > FW_MAX_VCPUS)
+		bad("/cpus has no or too many cpu nodes", -FDT_ERR_BADVALUE);
+	fw_boot.vcpus = (uint32_t)n;
+
+	node = fdt_path_offset(fdt, "/chosen");
+	if (node < 0)
+		bad("/chosen", node);
+	fw_boot.tsc_khz = prop_u32(fdt, node, "minivmm,tsc-khz");
+	parse_args(fdt, node);
+}

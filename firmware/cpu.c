@@ -1,0 +1,65 @@
+/* Per-vCPU descriptor tables (GDT with the Linux selector layout, TSS) and the IDT. */
+#include "kernel.h"
+
+static struct cpu cpus[FW_MAX_VCPUS];
+static uint64_t idt[256][2];
+extern char trap_stubs[];
+extern char fw_stacks[];
+
+struct __attribute__((packed)) dtr {
+	uint16_t limit;
+	uint64_t base;
+};
+
+#define MSR_FS_BASE 0xc0000100
+
+/* Per-vCPU area whose offset 0x28 holds the stack-protector canary (libfdt). */
+static uint64_t tls[FW_MAX_VCPUS][8];
+
+void cpu_init(uint32_t index)
+{
+	struct cpu *c = &cpus[index];
+	uint64_t tss = (uintptr_t)c->tss;
+	uint64_t rsp0 = (uintptr_t)fw_stacks + ((uint64_t)index + 1) * FW_STACK_BYTES;
+	struct dtr gdtr = { sizeof(c->gdt) - 1, (uintptr_t)c->gdt };
+	uint32_t lo, hi;
+
+	c->index = index;
+	c->gdt[MVM_SEL_KCODE / 8] = 0x00af9b000000ffffULL;
+	c->gdt[MVM_SEL_KDATA / 8] = 0x00cf93000000ffffULL;
+	c->gdt[0x20 / 8] = 0x00cffb000000ffffULL; /* user code, 32-bit (unused) */
+	c->gdt[MVM_SEL_UDATA / 8] = 0x00cff3000000ffffULL;
+	c->gdt[MVM_SEL_UCODE / 8] = 0x00affb000000ffffULL;
+	c->gdt[MVM_SEL_TSS / 8] = (sizeof(c->tss) - 1) | (tss & 0xffffff) << 16 |
+				  0x89ULL << 40 | ((tss >> 24) & 0xff) << 56;
+	c->gdt[MVM_SEL_TSS / 8 + 1] = tss >> 32;
+	memcpy(c->tss + 4, &rsp0, sizeof(rsp0)); /* RSP0: kernel stack for traps */
+	c->tss[102] = sizeof(c->tss);		 /* I/O bitmap base: none */
+	__asm__ volatile("lgdt %0" : : "m"(gdtr));
+	__asm__ volatile("ltr %w0" : : "r"(MVM_SEL_TSS));
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	tls[index][5] = ((uint64_t)hi << 32 | lo) ^ 0x5a17c0de00000000ULL;
+	wrmsr(MSR_FS_BASE, (uintptr_t)tls[index]);
+}
+
+/*
+ * Interrupt gates (IF cleared on entry). Only the system-call vector (INT3)
+ * may be raised from CPL3: on PVM, INT n for other n raises #UD and SYSCALL
+ * does not enter CPL0, while INT3 is delivered through this IDT like #PF.
+ */
+void idt_init(void)
+{
+	struct dtr idtr = { sizeof(idt) - 1, (uintptr_t)idt };
+
+	for (int v = 0; v < 256; v++) {
+		uint64_t h = (uintptr_t)trap_stubs + 16 * (uint64_t)v;
+
+		uint64_t dpl = v == FW_SYSCALL_VECTOR ? 3 : 0;
+
+		idt[v][0] = (h & 0xffff) | (uint64_t)MVM_SEL_KCODE << 16 |
+			    (0x8eULL | dpl << 5) << 40 | ((h >> 16) & 0xffff) << 48;
+		idt[v][1] = h >> 32;
+	}
+	__asm__ volatile("lidt %0" : : "m"(idtr));
+}

@@ -1,0 +1,73 @@
+/* What firmware/ offers CPL3 workloads: system calls, libc subset, formatting. */
+#ifndef FW_FIRMWARE_H
+#define FW_FIRMWARE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minivmm_abi.h"
+
+#define FW_MAX_ARGS	MVM_MAX_GUEST_ARGS
+#define FW_ARGBUF_BYTES MVM_GUEST_ARGS_BYTES
+
+/*
+ * System calls: INT3, number in RAX, arguments in RDI, RSI, RDX, result in
+ * RAX; RCX, R8-R11 are clobbered. (On PVM, INT $0x80 raises #UD and SYSCALL
+ * does not reach CPL0; INT3 is delivered through the IDT on every platform.)
+ */
+enum fw_sys {
+	SYS_WRITE = 1,	 /* (buf, len) -> len: one console hypercall per 4 KiB */
+	SYS_EXIT = 2,	 /* (status): ends the VM */
+	SYS_MMAP = 3,	 /* (len, flags) -> address or -errno */
+	SYS_MUNMAP = 4,	 /* (addr, len) -> 0 or -errno */
+	SYS_CLOCK = 5,	 /* () -> TSC */
+	SYS_INFO = 6,	 /* (struct fw_info *) -> 0 */
+	SYS_RECORDS = 7, /* (kind, recs, count) -> 0: batched result records */
+	SYS_STATS = 8,	 /* (struct fw_stats *) -> 0 */
+	SYS_ABORT = 9,	 /* (file, line, msg): guest-detected failure, exit 4 */
+};
+
+#define FW_MAP_POPULATE 0x1 /* map and zero every page before returning */
+
+#define FW_ENOMEM 12
+#define FW_EINVAL 22
+
+/* Boot facts for workloads; pointers stay valid for the whole run. */
+struct fw_info {
+	uint64_t mem_bytes;
+	uint64_t free_bytes; /* physical memory the allocator can still hand out */
+	uint64_t mmap_base;  /* where user mappings start */
+	uint32_t vcpus;
+	uint32_t tsc_khz;
+	int argc;
+	const char *const *argv;
+};
+
+/* Guest-side counters, kept by the firmware. */
+struct fw_stats {
+	uint64_t page_faults;  /* #PF handled in the mmap region */
+	uint64_t pages_mapped; /* pages mapped into the mmap region, ever */
+	uint64_t pages_freed;
+	uint64_t pfn_sum; /* sum of frames mapped, ever: reuse check */
+};
+
+/* libc.c: what libfdt and the firmware need, nothing more. */
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+void *memchr(const void *s, int c, size_t n);
+size_t strlen(const char *s);
+size_t strnlen(const char *s, size_t max);
+char *strchr(const char *s, int c);
+char *strrchr(const char *s, int c);
+int strcmp(const char *a, const char *b);
+unsigned long strtoul(const char *s, char **end, int base);
+
+/* fmt.c: %d %i %u %x %s %c %p %%, with l/ll/z, width, '-' and '0' flags. */
+int fw_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int fw_snprintf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* FW_FIRMWARE_H */

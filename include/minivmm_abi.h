@@ -1,0 +1,152 @@
+/* The guest/VMM contract: image header, entry state, boot info and hypercalls. */
+#ifndef MINIVMM_ABI_H
+#define MINIVMM_ABI_H
+
+/*
+ * This is the one header compiled by both the VMM (hosted) and the guest
+ * (freestanding). It holds only fixed-size types and constants. Any change to
+ * a layout or a number here bumps MVM_ABI_VERSION; the VMM refuses an image
+ * built for another version.
+ *
+ * Image: a flat binary loaded at MVM_LOAD_GPA. It starts with struct
+ * mvm_image_header; the VMM refuses files without MVM_IMAGE_MAGIC.
+ *
+ * Entry state (every vCPU, set by the VMM, no INIT/SIPI):
+ *   64-bit long mode, CPL0, CS = MVM_SEL_KCODE, DS/ES/SS = MVM_SEL_KDATA,
+ *   CR0 = PE|MP|ET|NE|WP|AM|PG, CR4 = PAE, EFER = SCE|LME|LMA, RFLAGS = 0x2
+ *   (interrupts off), CR3 = VMM-built tables that identity-map
+ *   [0, MVM_ENTRY_MAP_BYTES) with 2 MiB pages (the firmware replaces them),
+ *   RIP = header.entry_gpa, RDI = GPA of the boot info (a flattened device
+ *   tree), RSI = vCPU index, RDX = number of vCPUs, RSP = 0 (the firmware
+ *   picks its own stack).
+ *   Guest RAM is one range [0, mem_bytes) and reads as zero except for the
+ *   image, the boot info and the entry page tables.
+ *
+ * Boot info (FDT, /dts-v1/, #address-cells = #size-cells = 2 at the root):
+ *   /compatible = "minivmm"; /minivmm,abi-version = <MVM_ABI_VERSION>
+ *   /memory@0 { device_type = "memory"; reg = <0 0 size-hi size-lo>; }
+ *   /cpus { cpu@N { device_type = "cpu"; reg = <N>; } ... }
+ *   /chosen { bootargs = "args joined by spaces";
+ *             minivmm,args = "arg0", "arg1", ...  (exact, may be absent);
+ *             minivmm,tsc-khz = <u32>; }
+ *
+ * Hypercalls: the guest writes, with one 32-bit OUT to MVM_HC_PORT, the GPA
+ * of an argument struct that starts with struct mvm_hc_hdr. The struct must
+ * lie wholly inside guest RAM below 4 GiB and `size` must equal the size of
+ * the struct for `nr`. Anything else is an ABI violation that ends the run
+ * (exit status 4). Hypercalls exit to the VMM (tens of microseconds on some
+ * platforms): never issue one inside a timed loop.
+ */
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+#endif
+
+#define MVM_ABI_VERSION 1
+
+#define MVM_IMAGE_MAGIC	     "MINIVMM"
+#define MVM_LOAD_GPA	     0x100000ULL
+#define MVM_BOOTINFO_GPA     0x10000ULL
+#define MVM_BOOTINFO_MAX     (MVM_LOAD_GPA - MVM_BOOTINFO_GPA)
+#define MVM_ENTRY_PT_GPA     0x1000ULL /* PML4, PDPT, PD: 3 pages */
+#define MVM_ENTRY_MAP_BYTES  (1ULL << 30)
+#define MVM_RAM_ALIGN_BYTES  (2ULL << 20) /* guest RAM is whole 2 MiB pages */
+#define MVM_HC_PORT	     0x0510
+#define MVM_DEBUGCON_PORT    0x00e9 /* QEMU/Bochs debug console */
+#define MVM_COM1_PORT	     0x03f8
+#define MVM_MAX_GUEST_ARGS   64	  /* minivmm,args entries */
+#define MVM_GUEST_ARGS_BYTES 2048 /* minivmm,args length, NULs included */
+
+/* Linux GDT selector layout: required for CPL3 on PVM, standard elsewhere. */
+#define MVM_SEL_KCODE 0x10
+#define MVM_SEL_KDATA 0x18
+#define MVM_SEL_UDATA 0x2b
+#define MVM_SEL_UCODE 0x33
+#define MVM_SEL_TSS   0x40
+
+#ifndef __ASSEMBLER__
+struct mvm_image_header {
+	char magic[8];	      /* MVM_IMAGE_MAGIC, NUL-padded */
+	uint32_t abi_version; /* MVM_ABI_VERSION the image was built for */
+	uint32_t max_vcpus;   /* vCPUs the firmware has per-CPU state for */
+	uint64_t load_gpa;    /* where the image expects to be loaded */
+	uint64_t entry_gpa;   /* first instruction of every vCPU */
+	uint64_t end_gpa;     /* end of the image's memory (bss included) */
+};
+
+enum mvm_hc_nr {
+	MVM_HC_CONSOLE = 1, /* struct mvm_hc_console */
+	MVM_HC_EXIT = 2,    /* struct mvm_hc_exit: ends the VM */
+	MVM_HC_ABORT = 3,   /* struct mvm_hc_abort: ends the VM, status 4 */
+	MVM_HC_RECORDS = 4, /* struct mvm_hc_records: batched results */
+	MVM_HC_PARK = 5,    /* struct mvm_hc_hdr: this vCPU has no more work */
+	MVM_HC_COUNT
+};
+
+struct mvm_hc_hdr {
+	uint32_t nr;   /* enum mvm_hc_nr */
+	uint32_t size; /* sizeof the whole argument struct */
+};
+
+#define MVM_CONSOLE_MAX_BYTES 4096
+
+struct mvm_hc_console {
+	struct mvm_hc_hdr hdr;
+	uint64_t buf_gpa; /* bytes to write, inside guest RAM */
+	uint64_t len;	  /* at most MVM_CONSOLE_MAX_BYTES */
+};
+
+struct mvm_hc_exit {
+	struct mvm_hc_hdr hdr;
+	int32_t status; /* 0 success; anything else makes minivmm exit 1 */
+	uint32_t pad;
+};
+
+/* An abort is a guest crash: an unhandled exception or a failed assert. */
+#define MVM_ABORT_NO_VECTOR 0xffffffffu
+struct mvm_hc_abort {
+	struct mvm_hc_hdr hdr;
+	uint32_t line;
+	uint32_t vector; /* exception vector, or MVM_ABORT_NO_VECTOR */
+	uint64_t error_code;
+	uint64_t rip;
+	uint64_t cr2;
+	char file[64]; /* NUL-terminated within the array */
+	char msg[192]; /* NUL-terminated within the array */
+};
+
+/* Result records, sent in batches (never one exit per record). */
+enum mvm_rec_kind {
+	MVM_REC_SWEEP = 1, /* struct mvm_rec_sweep */
+};
+
+#define MVM_RECORDS_MAX 1024 /* records per hypercall */
+
+struct mvm_hc_records {
+	struct mvm_hc_hdr hdr;
+	uint32_t kind;	/* enum mvm_rec_kind */
+	uint32_t count; /* records at recs_gpa, at most MVM_RECORDS_MAX */
+	uint64_t recs_gpa;
+};
+
+enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };
+enum mvm_mode { MVM_MODE_DEMAND = 1, MVM_MODE_POPULATE = 2 };
+
+/* One measurement: map then touch `pages` pages; times in TSC cycles. */
+struct mvm_rec_sweep {
+	uint32_t workload;  /* enum mvm_workload */
+	uint32_t mode;	    /* enum mvm_mode */
+	uint32_t iteration; /* from 1 */
+	uint32_t size_mib;
+	uint32_t vcpu;
+	uint32_t pad;
+	uint64_t map_cycles;
+	uint64_t touch_cycles;
+	uint64_t pages;
+	uint64_t guest_faults; /* guest #PF taken during map + touch */
+	uint64_t pfn_sum;      /* sum of the physical frames used: reuse check */
+};
+
+#endif /* __ASSEMBLER__ */
+
+#endif /* MINIVMM_ABI_H */

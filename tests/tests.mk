@@ -1,0 +1,3 @@
+# Tests: included by the Makefile. `make test` runs every tier.
+test: all
+	@echo "tests: not yet"

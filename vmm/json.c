@@ -1,0 +1,128 @@
+/* A streaming JSON writer (see json.h). */
+#include "json.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+static void escaped(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void member(struct json *j, const char *key)
+{
+	if (j->depth > 0 && j->count[j->depth - 1]++)
+		fputc(',', j->f);
+	if (j->depth > 0) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	if (key) {
+		escaped(j->f, key);
+		fputs(": ", j->f);
+	}
+}
+
+static void open_(struct json *j, const char *key, char c)
+{
+	member(j, key);
+	fputc(c, j->f);
+	if (j->depth < JSON_MAX_DEPTH)
+		j->count[j->depth] = 0;
+	j->depth++;
+}
+
+static void close_(struct json *j, char c)
+{
+	j->depth--;
+	if (j->depth < JSON_MAX_DEPTH && j->count[j->depth]) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	fputc(c, j->f);
+	if (j->depth == 0)
+		fputc('\n', j->f);
+}
+
+void json_begin_object(struct json *j, const char *key)
+{
+	open_(j, key, '{');
+}
+
+void json_end_object(struct json *j)
+{
+	close_(j, '}');
+}
+
+void json_begin_array(struct json *j, const char *key)
+{
+	open_(j, key, '[');
+}
+
+void json_end_array(struct json *j)
+{
+	close_(j, ']');
+}
+
+void json_string(struct json *j, const char *key, const char *s)
+{
+	member(j, key);
+	if (s)
+		escaped(j->f, s);
+	else
+		fputs("null", j->f);
+}
+
+void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	member(j, key);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+void json_i64(struct json *j, const char *key, int64_t v)
+{
+	member(j, key);
+	fprintf(j->f, "%" PRId64, v);
+}
+
+void json_double(struct json *j, const char *key, double v)
+{
+	member(j, key);
+	if (isfinite(v))
+		fprintf(j->f, "%.9g", v);
+	else
+		fputs("null", j->f);
+}
+
+void json_bool(struct json *j, const char *key, int v)
+{
+	member(j, key);
+	fputs(v ? "true" : "false", j->f);
+}

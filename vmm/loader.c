@@ -1,0 +1,138 @@
+/* Guest image: read it, check its header against the ABI, place it in guest RAM. */
+#include "vmm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Read the whole image. Returns 0, or EXIT_USAGE with err set (missing,
+ * unreadable, empty, too large, not a regular file). *buf is the caller's to free.
+ */
+int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	uint8_t *b = NULL;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "guest image %s: %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "guest image %s: not a regular file", path);
+		goto fail_close;
+	}
+	if (st.st_size == 0) {
+		snprintf(err, errlen, "guest image %s: empty file", path);
+		goto fail_close;
+	}
+	if ((uint64_t)st.st_size > MVM_IMAGE_MAX_BYTES) {
+		snprintf(err, errlen,
+			 "guest image %s: %lld bytes, larger than the %llu MiB limit",
+			 path, (long long)st.st_size, MVM_IMAGE_MAX_BYTES >> 20);
+		goto fail_close;
+	}
+	b = malloc((size_t)st.st_size);
+	if (!b) {
+		snprintf(err, errlen, "guest image %s: out of memory", path);
+		goto fail_close;
+	}
+	n = pread(fd, b, (size_t)st.st_size, 0);
+	if (n != st.st_size) {
+		snprintf(err, errlen, "guest image %s: short read (%s)", path,
+			 n < 0 ? strerror(errno) : "file changed size");
+		free(b);
+		goto fail_close;
+	}
+	close(fd);
+	*buf = b;
+	*len = (uint64_t)st.st_size;
+	return 0;
+fail_close:
+	close(fd);
+	return EXIT_USAGE;
+}
+
+/*
+ * Check that buf is a minivmm guest this VMM can run in mem_bytes of RAM
+ * with vcpus vCPUs. Returns 0 and fills hdr, or an exit status with err set:
+ * EXIT_GUEST_CRASH when it is not a minivmm guest for this ABI (it could only
+ * crash), EXIT_USAGE when the options do not fit it.
+ */
+int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+		 struct mvm_image_header *hdr, char *err, size_t errlen)
+{
+	uint64_t file_end;
+
+	if (len < sizeof(*hdr) || memcmp(buf, MVM_IMAGE_MAGIC, sizeof(MVM_IMAGE_MAGIC))) {
+		snprintf(
+			err, errlen,
+			"not a minivmm guest: no \"%s\" header at the start of the image",
+			MVM_IMAGE_MAGIC);
+		return EXIT_GUEST_CRASH;
+	}
+	memcpy(hdr, buf, sizeof(*hdr));
+	if (hdr->abi_version != MVM_ABI_VERSION) {
+		snprintf(err, errlen,
+			 "guest built for ABI version %u; this minivmm speaks %d",
+			 hdr->abi_version, MVM_ABI_VERSION);
+		return EXIT_GUEST_CRASH;
+	}
+	if (hdr->load_gpa != MVM_LOAD_GPA) {
+		snprintf(err, errlen,
+			 "guest built for load address 0x%llx; minivmm loads at 0x%llx",
+			 (unsigned long long)hdr->load_gpa, MVM_LOAD_GPA);
+		return EXIT_GUEST_CRASH;
+	}
+	file_end = MVM_LOAD_GPA + len;
+	if (hdr->end_gpa < file_end ||
+	    hdr->end_gpa > MVM_LOAD_GPA + 2 * MVM_IMAGE_MAX_BYTES ||
+	    hdr->entry_gpa < MVM_LOAD_GPA + sizeof(*hdr) || hdr->entry_gpa >= file_end) {
+		snprintf(err, errlen,
+			 "guest header is inconsistent (entry 0x%llx, end 0x%llx, file "
+			 "ends at "
+			 "0x%llx)",
+			 (unsigned long long)hdr->entry_gpa,
+			 (unsigned long long)hdr->end_gpa, (unsigned long long)file_end);
+		return EXIT_GUEST_CRASH;
+	}
+	if (hdr->max_vcpus == 0) {
+		snprintf(err, errlen, "guest header says it supports 0 vCPUs");
+		return EXIT_GUEST_CRASH;
+	}
+	if (vcpus > hdr->max_vcpus) {
+		snprintf(err, errlen, "--vcpus %u: this guest supports at most %u", vcpus,
+			 hdr->max_vcpus);
+		return EXIT_USAGE;
+	}
+	/* The image, its bss, and a little working memory must fit. */
+	if (hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 > mem_bytes) {
+		snprintf(err, errlen,
+			 "--mem %llu MiB is too small for this guest (needs %llu MiB)",
+			 (unsigned long long)(mem_bytes >> 20),
+			 (unsigned long long)((hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 +
+					       MVM_RAM_ALIGN_BYTES - 1) >>
+					      20));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Identity-map [0, min(RAM, 1 GiB)) with 2 MiB pages: enough to reach the firmware. */
+void loader_entry_tables(struct guest_ram *ram)
+{
+	uint64_t *pml4 = mm_gpa_to_hva(ram, MVM_ENTRY_PT_GPA, 4096);
+	uint64_t *pdpt = mm_gpa_to_hva(ram, MVM_ENTRY_PT_GPA + 4096, 4096);
+	uint64_t *pd = mm_gpa_to_hva(ram, MVM_ENTRY_PT_GPA + 8192, 4096);
+	uint64_t span = ram->size < MVM_ENTRY_MAP_BYTES ? ram->size : MVM_ENTRY_MAP_BYTES;
+
+	pml4[0] = (MVM_ENTRY_PT_GPA + 4096) | 0x3; /* present, writable */
+	pdpt[0] = (MVM_ENTRY_PT_GPA + 8192) | 0x3;
+	for (uint64_t i = 0; i < span / MVM_RAM_ALIGN_BYTES; i++)
+		pd[i] = i * MVM_RAM_ALIGN_BYTES | 0x83; /* present, writable, 2 MiB */
+}

@@ -1,0 +1,184 @@
+/* minivmm's internal interfaces: configuration, the VM and its vCPUs, results. */
+#ifndef MINIVMM_VMM_H
+#define MINIVMM_VMM_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <linux/kvm.h>
+
+#include "minivmm_abi.h"
+#include "devices.h"
+#include "mm.h"
+
+/* Exit statuses of the minivmm process (documented in --help and README). */
+enum {
+	EXIT_GUEST_OK = 0,
+	EXIT_GUEST_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_HOST = 3,
+	EXIT_GUEST_CRASH = 4,
+	EXIT_TIMEOUT = 5,
+	EXIT_INTERRUPTED = 130,
+};
+
+#define MVM_DEFAULT_MEM_BYTES (1ULL << 30)
+#define MVM_MIN_MEM_BYTES     (8ULL << 20)
+#define MVM_MAX_MEM_BYTES     (1ULL << 40)
+#define MVM_IMAGE_MAX_BYTES   (64ULL << 20)
+#define NSEC_PER_SEC	      1000000000ULL
+#define NSEC_PER_MSEC	      1000000ULL
+#define MSEC_PER_SEC	      1000.0
+#define KHZ_PER_MHZ	      1000ULL
+#define HZ_PER_KHZ	      1000ULL
+
+/* options.c */
+struct config {
+	uint64_t mem_bytes;
+	unsigned vcpus;
+	const char *results_path;
+	double timeout_s; /* 0: none */
+	int quiet;
+	const char *guest_path;
+	int guest_argc;
+	char **guest_argv;
+};
+
+/*
+ * Parse argv into cfg. Returns 0 to run, 1 when --help or --version was
+ * handled, or -1 after printing a usage error to stderr.
+ */
+int options_parse(int argc, char **argv, struct config *cfg);
+/* "64M", "1G", "4096": bytes with an optional binary K/M/G/T suffix. 0 or -1. */
+int parse_size(const char *s, uint64_t *out);
+
+/* kvm.c: what /dev/kvm is. */
+struct platform {
+	char kvm[8];	  /* "pvm", "vmx", "svm" or "unknown" */
+	int tdp;	  /* two-dimensional paging (EPT/NPT) in use */
+	int pre_fault;	  /* KVM_CAP_PRE_FAULT_MEMORY */
+	int stats_fd;	  /* KVM_CAP_BINARY_STATS_FD */
+	int max_vcpus;	  /* KVM_CAP_MAX_VCPUS */
+	uint32_t tsc_khz; /* KVM_GET_TSC_KHZ */
+};
+
+/* Outcome of a run: the first end reported wins. */
+enum run_end {
+	END_RUNNING = 0,
+	END_GUEST_EXIT,	 /* exit hypercall */
+	END_GUEST_CRASH, /* abort, shutdown, halt, emulation failure, ABI violation */
+	END_HOST_ERROR,	 /* an ioctl or allocation failed on the host */
+	END_TIMEOUT,
+	END_INTERRUPTED,
+	END_USAGE, /* the options or the image do not fit together */
+};
+
+struct vm;
+
+struct vcpu {
+	struct vm *vm;
+	unsigned index;
+	int fd;
+	struct kvm_run *run;
+	size_t run_size;
+	pthread_t thread;
+	int started;
+	uint64_t exits;
+	/* COM1 / debug-console line buffer: one host write per line. */
+	char line[256];
+	size_t line_len;
+};
+
+/* results.c: everything a run measured; written even when the run fails. */
+struct sweep_row {
+	struct mvm_rec_sweep rec;
+	double map_s, touch_s;
+};
+
+struct results {
+	struct sweep_row *sweep;
+	size_t nsweep, capsweep;
+	double setup_s; /* main() -> first KVM_RUN */
+	double run_s;	/* first KVM_RUN -> end */
+};
+
+struct unclaimed {
+	uint64_t count;
+	uint64_t first_addr; /* port or MMIO address of the first one */
+	int first_write;
+	int mmio;
+};
+
+struct vm {
+	const struct config *cfg;
+	struct platform plat;
+	int kvm_fd, vm_fd;
+	struct guest_ram ram;
+	struct mvm_image_header image;
+	uint64_t image_bytes;
+	struct vcpu *vcpus;
+	unsigned nvcpus;
+	pthread_t main_thread;
+	struct pio_bus pio; /* fixed before the first KVM_RUN */
+
+	pthread_mutex_t lock; /* guards everything below */
+	enum run_end end;
+	int status;	    /* guest's exit status, when end == END_GUEST_EXIT */
+	const char *reason; /* exit.reason in the results */
+	char message[768];
+	unsigned running;   /* vCPU threads still in their run loop */
+	double t_start;	    /* main() entered (CLOCK_MONOTONIC seconds) */
+	double t_first_run; /* vCPU threads started */
+	double t_end;	    /* the run ended */
+	uint64_t console_bytes, console_dropped;
+	struct unclaimed pio_unclaimed, mmio_unclaimed;
+	uint8_t com1_regs[8];
+	struct results res;
+};
+
+/* kvm.c */
+/* Open /dev/kvm and create the VM. 0, or -1 with the failed step in err. */
+int kvm_open(struct vm *vm, char *err, size_t errlen);
+void platform_detect(struct vm *vm);
+void platform_print(const struct vm *vm, FILE *f);
+
+/* loader.c: validate and copy the image into guest RAM. errx-free: 0 or exit status. */
+int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen);
+int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+		 struct mvm_image_header *hdr, char *err, size_t errlen);
+void loader_entry_tables(struct guest_ram *ram);
+
+/* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. Returns 0 or a libfdt error (< 0). */
+int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
+		   uint32_t tsc_khz, int argc, char **argv);
+
+/* vcpu.c */
+int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */
+int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
+void vcpu_destroy(struct vcpu *v);
+void *vcpu_thread(void *arg);
+void vcpu_describe(struct vcpu *v, char *buf, size_t len);
+
+/* exits.c: KVM exit dispatch. */
+enum exit_action { EXIT_CONTINUE, EXIT_STOP };
+enum exit_action exit_dispatch(struct vm *vm, struct vcpu *v);
+const char *exit_reason_name(uint32_t reason);
+
+/* run.c: run state shared by all threads. */
+void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int vm_stopping(struct vm *vm);
+void vm_vcpu_done(struct vm *vm, struct vcpu *v); /* a vCPU thread left its loop */
+int vm_run(struct vm *vm); /* runs the guest to its end; returns the exit status */
+double now_s(void);
+
+/* results.c */
+int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n);
+void results_print_tables(const struct vm *vm, FILE *f);
+int results_write_json(const struct vm *vm, const char *path);
+int exit_status_of(const struct vm *vm);
+
+#endif /* MINIVMM_VMM_H */
