@@ -57,6 +57,14 @@
 #define MVM_MAX_GUEST_ARGS   64	  /* minivmm,args entries */
 #define MVM_GUEST_ARGS_BYTES 2048 /* minivmm,args length, NULs included */
 
+/* Hypercall numbers (struct mvm_hc_hdr.nr). */
+#define MVM_HC_CONSOLE 1 /* struct mvm_hc_console */
+#define MVM_HC_EXIT    2 /* struct mvm_hc_exit: ends the VM */
+#define MVM_HC_ABORT   3 /* struct mvm_hc_abort: ends the VM, status 4 */
+#define MVM_HC_RECORDS 4 /* struct mvm_hc_records: batched results */
+#define MVM_HC_PARK    5 /* struct mvm_hc_hdr: this vCPU has no more work */
+#define MVM_HC_COUNT   6
+
 /* Linux GDT selector layout: required for CPL3 on PVM, standard elsewhere. */
 #define MVM_SEL_KCODE 0x10
 #define MVM_SEL_KDATA 0x18
@@ -74,17 +82,8 @@ struct mvm_image_header {
 	uint64_t end_gpa;     /* end of the image's memory (bss included) */
 };
 
-enum mvm_hc_nr {
-	MVM_HC_CONSOLE = 1, /* struct mvm_hc_console */
-	MVM_HC_EXIT = 2,    /* struct mvm_hc_exit: ends the VM */
-	MVM_HC_ABORT = 3,   /* struct mvm_hc_abort: ends the VM, status 4 */
-	MVM_HC_RECORDS = 4, /* struct mvm_hc_records: batched results */
-	MVM_HC_PARK = 5,    /* struct mvm_hc_hdr: this vCPU has no more work */
-	MVM_HC_COUNT
-};
-
 struct mvm_hc_hdr {
-	uint32_t nr;   /* enum mvm_hc_nr */
+	uint32_t nr;   /* MVM_HC_* */
 	uint32_t size; /* sizeof the whole argument struct */
 };
 

@@ -1,0 +1,48 @@
+# Bad input: each ends with one clear message and exit status 2, 3 or 4.
+B=$OUT/badinput
+mkdir -p "$B"
+: >"$B/empty.bin"
+truncate -s 65M "$B/huge.bin"
+head -c 65536 /dev/urandom >"$B/random.bin"
+printf '#!/bin/sh\necho this is not a guest\n' >"$B/text.bin"
+# The real guest, with its header claiming another load address (offset 16).
+cp "$GUEST" "$B/otherload.bin"
+printf '\x00\x00\x20\x00\x00\x00\x00\x00' | dd of="$B/otherload.bin" bs=1 seek=16 conv=notrunc 2>/dev/null
+
+expect missing-image 2 'guest image .*nonexistent.bin: No such file or directory' '' -- \
+	$MINIVMM --mem 64M "$B/nonexistent.bin"
+expect empty-image 2 'empty file' '' -- $MINIVMM --mem 64M "$B/empty.bin"
+expect oversized-image 2 'larger than the 64 MiB limit' '' -- $MINIVMM --mem 1G "$B/huge.bin"
+expect directory-image 2 'not a regular file' '' -- $MINIVMM --mem 64M "$B"
+expect random-image 4 'not a minivmm guest' '' -- $MINIVMM --mem 64M "$B/random.bin"
+expect text-image 4 'not a minivmm guest' '' -- $MINIVMM --mem 64M "$B/text.bin"
+expect other-load-address 4 'built for load address 0x200000' '' -- \
+	$MINIVMM --mem 64M "$B/otherload.bin"
+expect mem-garbage 2 "--mem: 'lots' is not a size" '' -- $MINIVMM --mem lots "$GUEST"
+expect mem-zero 2 '--mem 0: below the minimum' '' -- $MINIVMM --mem 0 "$GUEST"
+expect mem-unaligned 2 'not a multiple of 2M' '' -- $MINIVMM --mem 65M "$GUEST"
+expect mem-below-image 2 'too small for this guest' '' -- $MINIVMM --mem 8M "$GUEST"
+expect vcpus-zero 2 '--vcpus 0: need at least one vCPU' '' -- $MINIVMM --vcpus 0 "$GUEST"
+expect vcpus-above-kvm 2 'this KVM supports at most [0-9]+ \(KVM_CAP_MAX_VCPUS\)' '' -- \
+	$MINIVMM --mem 64M --vcpus 4096 "$GUEST"
+expect vcpus-above-guest 2 'this guest supports at most 256' '' -- \
+	$MINIVMM --mem 64M --vcpus 300 "$GUEST"
+expect unknown-option 2 "unknown option '--frobnicate'" '' -- $MINIVMM --frobnicate "$GUEST"
+expect no-image 2 'no guest image given' '' -- $MINIVMM --mem 64M
+expect guest-args-too-long 2 'guest arguments' '' -- \
+	$MINIVMM --mem 64M "$GUEST" -- $(seq 1 100)
+expect help 0 '' 'Exit status:' -- $MINIVMM --help
+expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 1\)$' -- $MINIVMM --version
+# No /dev/kvm: hide it in a private mount namespace (needs root and unshare).
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	expect no-dev-kvm 3 'KVM: open /dev/kvm: No such file or directory' '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM --mem 64M $GUEST"
+else
+	skip no-dev-kvm "needs root and unshare"
+fi
+# Each failure prints exactly one line on stderr (the message).
+one_line=1
+for n in missing-image empty-image random-image mem-below-image vcpus-above-kvm; do
+	[ "$(wc -l <"$OUT/$n.err")" = 1 ] || one_line=0
+done
+[ $one_line = 1 ] && pass one-line-messages || fail one-line-messages "more than one stderr line"

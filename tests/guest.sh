@@ -1,0 +1,64 @@
+# Guest runs on /dev/kvm: boot facts, exit statuses, faults, timeouts, devices, signals.
+G="$MINIVMM --mem 64M $GUEST --"
+
+expect hello 0 '' 'memory: 64 MiB \(67108864 bytes\)' -- $G hello
+grep -q '^vcpus: 1$' "$OUT/hello.out" && grep -q '^args: 1 \[hello\]$' "$OUT/hello.out" &&
+	grep -Eq '^tsc: [1-9][0-9]* kHz$' "$OUT/hello.out" && pass hello-facts ||
+	fail hello-facts "$(cat "$OUT/hello.out")"
+expect hello-platform 0 '' '^platform: (pvm|vmx|svm|unknown), (shadow|tdp) paging' -- $G hello
+expect hello-args 0 '' '^args: 4 \[hello\] \[a b\] \[\] \[--x\]$' -- $G hello "a b" "" --x
+expect hello-vcpus 0 '' '^vcpus: 3$' -- $MINIVMM --mem 64M --vcpus 3 $GUEST -- hello
+expect hello-16g-lazy 0 '' '^memory: 16384 MiB' -- $MINIVMM --mem 16G $GUEST -- hello
+expect hello-quiet 0 '' '' -- $MINIVMM -q --mem 64M $GUEST -- hello
+[ ! -s "$OUT/hello-quiet.out" ] && [ ! -s "$OUT/hello-quiet.err" ] && pass quiet-is-quiet ||
+	fail quiet-is-quiet "printed: $(cat "$OUT/hello-quiet.out" "$OUT/hello-quiet.err")"
+expect default-workload 0 '' '' -- $MINIVMM -q --mem 64M $GUEST
+
+expect exit-status 1 'guest exited with status 7' '' -- $G exit 7
+expect exit-zero 0 '' '' -- $G exit 0
+expect unknown-workload 1 'status 2' "unknown workload 'nosuch'" -- $G nosuch
+expect fault-unmapped 4 'page fault.*fault address 0x40000000000' '' -- $G touch 0x40000000000
+expect fault-null 4 'fault address 0x0\)' '' -- $G touch 0
+expect fault-ud2 4 '#UD invalid opcode' '' -- $G ud2
+expect munmap-unmaps 4 'fault address 0x100000001000' '' -- $G munmap-touch
+expect guest-assert 4 'guest aborted.*deliberate failure.*guest/tests.c' '' -- $G assert
+expect timeout 5 'still running after --timeout 1 s' 'spinning' -- \
+	$MINIVMM --mem 64M --timeout 1 -o "$OUT/timeout.json" $GUEST -- spin
+jq_true timeout-json "$OUT/timeout.json" '.exit.reason == "timeout" and .exit.status == 5'
+
+expect results-on-crash 4 '' '' -- $MINIVMM --mem 64M -o "$OUT/crash.json" $GUEST -- touch 0
+jq_true results-on-crash-json "$OUT/crash.json" \
+	'.exit.reason == "guest-abort" and .exit.status == 4 and .config.mem_bytes == 67108864 and .minivmm.abi == 1 and (.exit.message | test("fault address 0x0"))'
+expect results-ok 0 '' '' -- $MINIVMM --mem 64M --vcpus 2 -o "$OUT/ok.json" $GUEST -- hello x
+jq_true results-ok-json "$OUT/ok.json" \
+	'.exit.reason == "guest-exit" and .exit.guest_status == 0 and .config.vcpus == 2 and .config.guest_args == ["hello","x"] and (.platform.tsc_khz > 0) and (.platform.paging | test("shadow|tdp"))'
+
+# Hand-written CPL0 guests: devices and misbehaviour.
+expect devices 0 '2 unclaimed port I/O accesses \(first: write to 0x80\)' \
+	'hello from port 0xe9' -- $MINIVMM --mem 16M tests/bin/devices.bin
+grep -q 'hello from COM1' "$OUT/devices.out" && pass devices-com1 || fail devices-com1 "no COM1 output"
+expect halt 4 'guest stopped on vCPU 0:.*HLT.*rip=0x' '' -- $MINIVMM --mem 16M tests/bin/hlt.bin
+expect triple-fault 4 'guest crashed on vCPU 0: triple fault.*KVM_EXIT_SHUTDOWN.*rip=0x' '' -- \
+	$MINIVMM --mem 16M tests/bin/triple.bin
+expect bad-hypercall-pointer 4 'guest ABI violation.*0xfffff000 are outside guest RAM' '' -- \
+	$MINIVMM --mem 16M tests/bin/badhc.bin
+expect bad-hypercall-number 4 'guest ABI violation.*unknown hypercall number 77' '' -- \
+	$MINIVMM --mem 16M tests/bin/badhcnr.bin
+
+# SIGINT: the run stops, results are written, status 130.
+sigint_test() {
+	local pid rc
+	$MINIVMM --mem 64M -o "$OUT/sigint.json" $GUEST -- spin >"$OUT/sigint.out" 2>"$OUT/sigint.err" &
+	pid=$!
+	for _ in $(seq 50); do grep -q spinning "$OUT/sigint.out" 2>/dev/null && break; sleep 0.1; done
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	if [ $rc = 130 ] && grep -q 'interrupted by Interrupt' "$OUT/sigint.err"; then
+		pass sigint
+	else
+		fail sigint "status $rc: $(cat "$OUT/sigint.err")"
+	fi
+	jq_true sigint-json "$OUT/sigint.json" '.exit.reason == "interrupted" and .exit.status == 130'
+}
+sigint_test

@@ -1,0 +1,13 @@
+/* Issues a hypercall with a number the ABI does not define. */
+#include "common.inc"
+
+	.text
+	.globl _start
+_start:
+	lea args(%rip), %eax
+	mov $MVM_HC_PORT, %dx
+	out %eax, %dx
+	HC_EXIT 0
+	.align 8
+args:	.long 77, 8
+	EXIT_ARGS

@@ -1,0 +1,47 @@
+# Test helpers shared by the tiers (sourced by tests/run). Each check prints
+# PASS or FAIL with a reason; tests/run counts them.
+MINIVMM=${MINIVMM:-./minivmm}
+GUEST=${GUEST:-guest/guest.bin}
+OUT=${OUT:-tests/out}
+CASE_TIMEOUT=${CASE_TIMEOUT:-120}
+mkdir -p "$OUT"
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+skip() { echo "SKIP $1: $2"; }
+
+# run NAME CMD... : runs CMD with a hard timeout; leaves $OUT/NAME.{out,err,rc}.
+run() {
+	local name=$1
+	shift
+	timeout -k 5 "$CASE_TIMEOUT" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+	echo $? >"$OUT/$name.rc"
+}
+
+# expect NAME STATUS [STDERR-ERE [STDOUT-ERE]] -- CMD... : status and messages.
+expect() {
+	local name=$1 status=$2 err_re=${3:-} out_re=${4:-} rc
+	shift 4
+	[ "$1" = "--" ] && shift
+	run "$name" "$@"
+	rc=$(cat "$OUT/$name.rc")
+	if [ "$rc" != "$status" ]; then
+		fail "$name" "exit status $rc, expected $status; stderr: $(head -c 600 "$OUT/$name.err")"
+	elif [ -n "$err_re" ] && ! grep -Eq -- "$err_re" "$OUT/$name.err"; then
+		fail "$name" "stderr does not match /$err_re/: $(head -c 600 "$OUT/$name.err")"
+	elif [ -n "$out_re" ] && ! grep -Eq -- "$out_re" "$OUT/$name.out"; then
+		fail "$name" "stdout does not match /$out_re/: $(head -c 600 "$OUT/$name.out")"
+	else
+		pass "$name"
+	fi
+}
+
+# jq_true NAME FILE FILTER : the jq filter must print true.
+jq_true() {
+	local name=$1 file=$2 filter=$3 got
+	if ! got=$(jq -e "$filter" "$file" 2>&1); then
+		fail "$name" "jq '$filter' on $file: $got"
+	else
+		pass "$name"
+	fi
+}

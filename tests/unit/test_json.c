@@ -1,0 +1,31 @@
+/* Unit tests: the JSON writer escapes and nests correctly. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "json.h"
+
+void test_json_escape(void)
+{
+	char *out = NULL;
+	size_t len = 0;
+	struct json j = { .f = open_memstream(&out, &len) };
+
+	json_begin_object(&j, NULL);
+	json_string(&j, "s", "a\"b\\c\n\x01");
+	json_begin_array(&j, "a");
+	json_u64(&j, NULL, 1);
+	json_i64(&j, NULL, -2);
+	json_double(&j, NULL, 0.5);
+	json_double(&j, NULL, 1.0 / 0.0);
+	json_end_array(&j);
+	json_begin_array(&j, "empty");
+	json_end_array(&j);
+	json_bool(&j, "t", 1);
+	json_end_object(&j);
+	fclose(j.f);
+	CHECK_STR_CONTAINS(out, "\"s\": \"a\\\"b\\\\c\\n\\u0001\"");
+	CHECK_STR_CONTAINS(out, "1,\n    -2,\n    0.5,\n    null\n  ]");
+	CHECK_STR_CONTAINS(out, "\"empty\": []");
+	CHECK_STR_CONTAINS(out, "\"t\": true\n}\n");
+	free(out);
+}

@@ -1,0 +1,73 @@
+/* Unit tests: the size parser and the option parser. */
+#include "check.h"
+#include "vmm.h"
+
+void test_parse_size(void)
+{
+	uint64_t v = 0;
+
+	CHECK(parse_size("4096", &v) == 0 && v == 4096);
+	CHECK(parse_size("64M", &v) == 0 && v == 64ULL << 20);
+	CHECK(parse_size("64m", &v) == 0 && v == 64ULL << 20);
+	CHECK(parse_size("1G", &v) == 0 && v == 1ULL << 30);
+	CHECK(parse_size("16GiB", &v) == 0 && v == 16ULL << 30);
+	CHECK(parse_size("2T", &v) == 0 && v == 2ULL << 40);
+	CHECK(parse_size("8KB", &v) == 0 && v == 8192);
+	CHECK(parse_size("0", &v) == 0 && v == 0);
+	CHECK(parse_size("", &v) == -1);
+	CHECK(parse_size(NULL, &v) == -1);
+	CHECK(parse_size("G", &v) == -1);
+	CHECK(parse_size("-1G", &v) == -1);
+	CHECK(parse_size(" 1G", &v) == -1);
+	CHECK(parse_size("1.5G", &v) == -1);
+	CHECK(parse_size("1X", &v) == -1);
+	CHECK(parse_size("1GG", &v) == -1);
+	CHECK(parse_size("1Gi", &v) == -1);
+	CHECK(parse_size("99999999999999999999", &v) == -1);
+	CHECK(parse_size("17179869184T", &v) == -1); /* 2^34 T overflows */
+	CHECK(parse_size("16777215T", &v) == 0 && v == 16777215ULL << 40);
+}
+
+static int parse(struct config *cfg, const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+
+	for (; args[argc]; argc++)
+		argv[argc] = (char *)args[argc];
+	argv[argc] = NULL;
+	return options_parse(argc, argv, cfg);
+}
+
+void test_options(void)
+{
+	struct config c;
+
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "g.bin", NULL }) == 0);
+	CHECK_EQ(c.mem_bytes, 1ULL << 30);
+	CHECK_EQ(c.vcpus, 1);
+	CHECK(c.guest_argc == 0 && !strcmp(c.guest_path, "g.bin"));
+
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "-m", "64M", "-c", "2", "--timeout",
+					       "1.5", "-q", "-o", "r.json", "g.bin", "--",
+					       "hello", "--x", NULL }) == 0);
+	CHECK_EQ(c.mem_bytes, 64ULL << 20);
+	CHECK_EQ(c.vcpus, 2);
+	CHECK(c.timeout_s == 1.5 && c.quiet && !strcmp(c.results_path, "r.json"));
+	CHECK(c.guest_argc == 2 && !strcmp(c.guest_argv[0], "hello") &&
+	      !strcmp(c.guest_argv[1], "--x"));
+
+	fprintf(stderr, "    (expected usage errors follow)\n");
+	CHECK(parse(&c, (const char *const[]){ "minivmm", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "lots", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "0", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "3M", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "9M", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "2T", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "0", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "x", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--timeout", "-1", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--bogus", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "g", "extra", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", NULL }) == -1);
+}

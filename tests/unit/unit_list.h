@@ -1,0 +1,10 @@
+/* Every unit test, in the order they run (X-macro list for unit_main.c). */
+T(parse_size)
+T(options)
+T(gpa_translator)
+T(hc_decode)
+T(pio_register)
+T(bootinfo_fdt)
+T(loader_check)
+T(exit_dispatch)
+T(json_escape)
