@@ -100,6 +100,11 @@ guest/guest.bin: build/guest/guest.elf
 	$(say) OBJCOPY $@
 	$(Q)objcopy -O binary $< $@
 
+build/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(say) CC $<
+	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $<
+
 include tests/tests.mk
 
 run: 

@@ -12,6 +12,7 @@ static const uint32_t hc_size[MVM_HC_COUNT] = {
 	[MVM_HC_ABORT] = sizeof(struct mvm_hc_abort),
 	[MVM_HC_RECORDS] = sizeof(struct mvm_hc_records),
 	[MVM_HC_PARK] = sizeof(struct mvm_hc_hdr),
+	[MVM_HC_ZERO] = sizeof(struct mvm_hc_zero),
 };
 _Static_assert(sizeof(union hc_args) >= sizeof(struct mvm_hc_abort), "hc_args too small");
 
@@ -29,6 +30,36 @@ static int violation(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* Copy the runs out of the guest and check each is page-aligned guest RAM. */
+static int zero_decode(const struct guest_ram *ram, struct mvm_zero_run *runs,
+		       const struct mvm_hc_zero *z, char *err, size_t errlen)
+{
+	const void *src;
+
+	if (z->count > MVM_ZERO_RUNS_MAX)
+		return violation(err, errlen, "%u zero runs in one call (limit %u)",
+				 z->count, MVM_ZERO_RUNS_MAX);
+	src = mm_gpa_to_hva(ram, z->runs_gpa, (uint64_t)z->count * sizeof(*runs));
+	if (!src)
+		return violation(err, errlen, "zero runs at 0x%llx are outside guest RAM",
+				 (unsigned long long)z->runs_gpa);
+	memcpy(runs, src, z->count * sizeof(*runs));
+	for (uint32_t i = 0; i < z->count; i++) {
+		uint64_t bytes;
+
+		if ((runs[i].gpa & (MVM_PAGE_BYTES - 1)) ||
+		    __builtin_mul_overflow(runs[i].pages, MVM_PAGE_BYTES, &bytes) ||
+		    !mm_gpa_to_hva(ram, runs[i].gpa, bytes))
+			return violation(
+				err, errlen,
+				"zero run %u (0x%llx, %llu pages) is not page-aligned "
+				"guest RAM",
+				i, (unsigned long long)runs[i].gpa,
+				(unsigned long long)runs[i].pages);
+	}
+	return 0;
 }
 
 int hc_decode(const struct guest_ram *ram, uint64_t gpa, union hc_args *out, char *err,
@@ -88,6 +119,8 @@ int hc_decode(const struct guest_ram *ram, uint64_t gpa, union hc_args *out, cha
 					 (unsigned long long)out->records.recs_gpa,
 					 (unsigned long long)bytes);
 		break;
+	case MVM_HC_ZERO:
+		return zero_decode(ram, out->zero.runs, &out->zero.call, err, errlen);
 	default:
 		break;
 	}
@@ -110,6 +143,15 @@ static void abort_report(struct vm *vm, struct vcpu *v, const struct mvm_hc_abor
 	vm_finish(vm, END_GUEST_CRASH, 0, "guest-abort",
 		  "guest aborted on vCPU %u: %s%s at %s:%u", v->index, a->msg, where,
 		  a->file, a->line);
+}
+
+/* The runs were copied and checked by hc_decode. */
+static void zero_runs(struct vm *vm, const struct mvm_zero_run *runs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		memset(mm_gpa_to_hva(&vm->ram, runs[i].gpa,
+				     runs[i].pages * MVM_PAGE_BYTES),
+		       0, runs[i].pages * MVM_PAGE_BYTES);
 }
 
 static int hc_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
@@ -159,6 +201,9 @@ static int hc_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
 		return 0;
 	case MVM_HC_PARK:
 		return 1; /* this vCPU's thread ends; the VM runs on */
+	case MVM_HC_ZERO:
+		zero_runs(vm, a.zero.runs, a.zero.call.count);
+		return 0;
 	}
 	return 0;
 }

@@ -26,6 +26,7 @@ enum fw_sys {
 	SYS_RECORDS = 7, /* (kind, recs, count) -> 0: batched result records */
 	SYS_STATS = 8,	 /* (struct fw_stats *) -> 0 */
 	SYS_ABORT = 9,	 /* (file, line, msg): guest-detected failure, exit 4 */
+	SYS_PHYS = 10,	 /* (len) -> direct-mapped never-used RAM, or -errno */
 };
 
 #define FW_MAP_POPULATE 0x1 /* map and zero every page before returning */

@@ -75,6 +75,17 @@ void hc_records(uint32_t kind, const void *recs, uint32_t count)
 	hcall(&a);
 }
 
+void hc_zero(const struct mvm_zero_run *runs, uint32_t count)
+{
+	struct mvm_hc_zero a = {
+		.hdr = { MVM_HC_ZERO, sizeof(a) },
+		.count = count,
+		.runs_gpa = (uintptr_t)runs,
+	};
+
+	hcall(&a);
+}
+
 _Noreturn void hc_park(void)
 {
 	struct mvm_hc_hdr a = { MVM_HC_PARK, sizeof(a) };

@@ -52,6 +52,7 @@ _Noreturn void hc_abort_frame(const char *file, int line, const char *msg,
 			      const struct trapframe *tf, uint64_t cr2);
 void hc_records(uint32_t kind, const void *recs, uint32_t count);
 _Noreturn void hc_park(void);
+void hc_zero(const struct mvm_zero_run *runs, uint32_t count);
 
 /* cpu.c */
 void cpu_init(uint32_t index);
@@ -63,8 +64,13 @@ void bootinfo_parse(const void *fdt);
 /* pmm.c: physical pages, LIFO reuse. */
 void pmm_init(uint64_t start, uint64_t end);
 uint64_t pmm_alloc(void); /* a zeroed page's physical address, aborts when out */
-void pmm_free(uint64_t pa);
+/* Free pages: zeroed by the VMM in one hypercall, then pushed run by run. */
+void pmm_free_runs(const struct mvm_zero_run *runs, uint32_t n);
 uint64_t pmm_free_bytes(void);
+uint64_t pmm_alloc_fresh(uint64_t bytes);
+/* Up to max contiguous pages in allocation order: returns how many, first at *pa. */
+uint64_t pmm_alloc_run(uint64_t max,
+		       uint64_t *pa); /* contiguous never-used pages, 0 when short */
 
 /* paging.c */
 void paging_init(void);

@@ -2,19 +2,32 @@
 #include "kernel.h"
 
 /*
- * Freed pages go on a LIFO list threaded through the pages themselves and are
- * handed out again before any never-used page. munmap frees a range from its
- * last page to its first, so the next allocation of the same size gets the
- * same guest-physical pages in the same order. That reuse is what makes the
- * sweep's iteration effect visible: iteration 1 touches guest-physical pages
- * the hypervisor has never backed, iteration 2 the same, already-backed ones.
+ * Freed pages are handed out again, last freed first, before any never-used
+ * page. munmap frees a range from its last page to its first, so the next
+ * allocation of the same size gets the same guest-physical pages in the
+ * same order. That reuse is what makes the sweep's iteration effect
+ * visible: iteration 1 touches guest-physical pages the hypervisor has
+ * never backed, iteration 2 the same, already-backed ones.
+ *
+ * Free pages are kept as runs of contiguous pages on a LIFO list. A run's
+ * node lives in its own last page and says where the run starts; pages
+ * leave a run from its start, which is the order they would leave a list of
+ * single pages freed last page first. Freeing costs O(runs) and allocating
+ * O(1): every guest kernel instruction is emulated on PVM (~0.5 us each).
  *
  * Never-used pages are known to be zero (the ABI says guest RAM starts
- * zeroed); reused pages are zeroed when handed out.
+ * zeroed). Freed pages are zeroed when freed, by the VMM (MVM_HC_ZERO), in
+ * batches: clearing 4 KiB in guest kernel code would take ~1 ms on PVM. A
+ * run's node is cleared when its page is handed out again.
  */
+struct run_node {
+	uint64_t next;	/* physical address of the next run's last page, 0 at the end */
+	uint64_t first; /* physical address of this run's first page */
+};
+
 static struct {
 	uint64_t next, end; /* never-used pages: [next, end) */
-	uint64_t free_head; /* physical address of the first freed page, 0 if none */
+	uint64_t head;	    /* last page of the most recently freed run, 0 if none */
 	uint64_t nfree;
 	volatile int lock;
 } pmm;
@@ -40,14 +53,19 @@ void pmm_init(uint64_t start, uint64_t end)
 uint64_t pmm_alloc(void)
 {
 	uint64_t pa = 0;
-	int reused = 0;
 
 	lock();
-	if (pmm.free_head) {
-		pa = pmm.free_head;
-		pmm.free_head = *(uint64_t *)pa;
+	if (pmm.head) {
+		struct run_node *n = (struct run_node *)pmm.head;
+
+		pa = n->first;
+		if (pa == pmm.head) {
+			pmm.head = n->next;
+			n->next = n->first = 0;
+		} else {
+			n->first = pa + PAGE_SIZE;
+		}
 		pmm.nfree--;
-		reused = 1;
 	} else if (pmm.next < pmm.end) {
 		pa = pmm.next;
 		pmm.next += PAGE_SIZE;
@@ -55,17 +73,71 @@ uint64_t pmm_alloc(void)
 	unlock();
 	if (!pa)
 		hc_abort_frame(__FILE__, __LINE__, "out of guest physical memory", 0, 0);
-	if (reused)
-		memset((void *)pa, 0, PAGE_SIZE);
 	return pa;
 }
 
-void pmm_free(uint64_t pa)
+uint64_t pmm_alloc_run(uint64_t max, uint64_t *pa)
 {
+	uint64_t n = 0;
+
 	lock();
-	*(uint64_t *)pa = pmm.free_head;
-	pmm.free_head = pa;
-	pmm.nfree++;
+	if (pmm.head) {
+		struct run_node *node = (struct run_node *)pmm.head;
+
+		*pa = node->first;
+		n = (pmm.head - node->first) / PAGE_SIZE + 1;
+		if (n > max)
+			n = max;
+		if (node->first + n * PAGE_SIZE > pmm.head) {
+			pmm.head = node->next;
+			node->next = node->first = 0;
+		} else {
+			node->first += n * PAGE_SIZE;
+		}
+		pmm.nfree -= n;
+	} else if (pmm.next < pmm.end) {
+		*pa = pmm.next;
+		n = (pmm.end - pmm.next) / PAGE_SIZE;
+		if (n > max)
+			n = max;
+		pmm.next += n * PAGE_SIZE;
+	}
+	unlock();
+	if (!n)
+		hc_abort_frame(__FILE__, __LINE__, "out of guest physical memory", 0, 0);
+	return n;
+}
+
+uint64_t pmm_alloc_fresh(uint64_t bytes)
+{
+	uint64_t pa = 0;
+
+	bytes = (bytes + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	lock();
+	if (bytes && bytes <= pmm.end - pmm.next) {
+		pa = pmm.next;
+		pmm.next += bytes;
+	}
+	unlock();
+	return pa;
+}
+
+/* Each run was freed last page first: push it as one node, in batch order. */
+void pmm_free_runs(const struct mvm_zero_run *runs, uint32_t n)
+{
+	if (!n)
+		return;
+	hc_zero(runs, n);
+	lock();
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t last = runs[i].gpa + (runs[i].pages - 1) * PAGE_SIZE;
+		struct run_node *node = (struct run_node *)last;
+
+		node->next = pmm.head;
+		node->first = runs[i].gpa;
+		pmm.head = last;
+		pmm.nfree += runs[i].pages;
+	}
 	unlock();
 }
 

@@ -76,6 +76,9 @@ long syscall_dispatch(struct trapframe *tf)
 	case SYS_STATS:
 		*(struct fw_stats *)a = fw_stats;
 		return 0;
+	case SYS_PHYS:
+		a = pmm_alloc_fresh(a);
+		return a ? (long)a : -FW_ENOMEM;
 	case SYS_ABORT:
 		hc_abort_frame((const char *)a, (int)b, (const char *)c, 0, 0);
 	default:

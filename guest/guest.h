@@ -37,6 +37,7 @@ int munmap(void *addr, uint64_t len);
 void get_info(struct fw_info *info);
 void get_stats(struct fw_stats *st);
 void send_records(uint32_t kind, const void *recs, uint32_t count);
+void *phys_region(uint64_t len); /* never-used, direct-mapped RAM; NULL when short */
 
 /* Workloads: argv[0] is the workload's name; each returns its exit status. */
 struct workload {
@@ -45,6 +46,8 @@ struct workload {
 	int (*main)(int argc, const char *const *argv, const struct fw_info *info);
 };
 int hello_main(int argc, const char *const *argv, const struct fw_info *info);
+int sweep_main(int argc, const char *const *argv, const struct fw_info *info);
+int flat_main(int argc, const char *const *argv, const struct fw_info *info);
 extern const struct workload test_workloads[];
 
 #endif /* GUEST_H */

@@ -86,6 +86,13 @@ void get_stats(struct fw_stats *st)
 	sys3(SYS_STATS, (long)st, 0, 0);
 }
 
+void *phys_region(uint64_t len)
+{
+	long r = sys3(SYS_PHYS, (long)len, 0, 0);
+
+	return r < 0 ? NULL : (void *)r;
+}
+
 void send_records(uint32_t kind, const void *recs, uint32_t count)
 {
 	if (sys3(SYS_RECORDS, kind, (long)recs, count) < 0)

@@ -2,6 +2,8 @@
 #include "guest.h"
 
 static const struct workload workloads[] = {
+	{ "sweep", "sweep [--max-mib N] [--iterations N]   (the default)", sweep_main },
+	{ "flat", "flat [--max-mib N] [--iterations N]", flat_main },
 	{ "hello", "hello", hello_main },
 	{ NULL, NULL, NULL },
 };
@@ -28,7 +30,7 @@ static void usage(void)
 void guest_main(void);
 void guest_main(void)
 {
-	static const char *const dflt[] = { "hello", NULL };
+	static const char *const dflt[] = { "sweep", NULL };
 	struct fw_info info;
 	const struct workload *w;
 	const char *const *argv;

@@ -12,7 +12,7 @@ expect hello-16g-lazy 0 '' '^memory: 16384 MiB' -- $MINIVMM --mem 16G $GUEST -- 
 expect hello-quiet 0 '' '' -- $MINIVMM -q --mem 64M $GUEST -- hello
 [ ! -s "$OUT/hello-quiet.out" ] && [ ! -s "$OUT/hello-quiet.err" ] && pass quiet-is-quiet ||
 	fail quiet-is-quiet "printed: $(cat "$OUT/hello-quiet.out" "$OUT/hello-quiet.err")"
-expect default-workload 0 '' '' -- $MINIVMM -q --mem 64M $GUEST
+expect default-workload 0 "" "" -- $MINIVMM -q --mem 16M $GUEST
 
 expect exit-status 1 'guest exited with status 7' '' -- $G exit 7
 expect exit-zero 0 '' '' -- $G exit 0

@@ -41,6 +41,7 @@ int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t 
 		memcpy(&row->rec, &recs[i], sizeof(row->rec));
 		row->map_s = (double)row->rec.map_cycles / cycles_per_s;
 		row->touch_s = (double)row->rec.touch_cycles / cycles_per_s;
+		row->unmap_s = (double)row->rec.unmap_cycles / cycles_per_s;
 	}
 out:
 	pthread_mutex_unlock(&vm->lock);
@@ -112,8 +113,9 @@ static void print_cell(FILE *f, const struct sweep_row *row, const char *sep)
 }
 
 /*
- * The OSv benchmark's table, one per iteration: time (map + touch) in
- * seconds with 3 decimals, demand and populate side by side.
+ * The OSv benchmark's table, one per iteration, same layout: time (map +
+ * touch) in seconds with 3 decimals, demand and populate side by side. The
+ * flat workload has no guest mapping step, so its table has one column.
  */
 void results_print_tables(const struct vm *vm, FILE *f)
 {
@@ -121,6 +123,7 @@ void results_print_tables(const struct vm *vm, FILE *f)
 	static const uint32_t wls[] = { MVM_WL_SWEEP, MVM_WL_FLAT };
 
 	for (size_t w = 0; w < sizeof(wls) / sizeof(wls[0]); w++) {
+		int flat = wls[w] == MVM_WL_FLAT;
 		size_t nit, nsz;
 		uint32_t *its = distinct(r, wls[w],
 					 offsetof(struct mvm_rec_sweep, iteration), &nit);
@@ -128,20 +131,21 @@ void results_print_tables(const struct vm *vm, FILE *f)
 					 offsetof(struct mvm_rec_sweep, size_mib), &nsz);
 
 		for (size_t i = 0; its && szs && i < nit; i++) {
-			fprintf(f, "\n%s: Iteration %u\n\n", workload_name(wls[w]),
-				its[i]);
+			fprintf(f, "\nIteration %u%s\n\n", its[i],
+				flat ? " (flat: direct-mapped, no guest faults)" : "");
 			fprintf(f, "     time (seconds)\n");
-			fprintf(f, "  MiB demand populate\n");
+			fprintf(f, flat ? " MiB  touch\n" : " MiB demand populate\n");
 			for (size_t s = 0; s < nsz; s++) {
-				fprintf(f, "%5u ", szs[s]);
+				fprintf(f, "%4u ", szs[s]);
 				print_cell(f,
 					   find_row(r, wls[w], its[i], szs[s],
 						    MVM_MODE_DEMAND),
-					   "");
-				print_cell(f,
-					   find_row(r, wls[w], its[i], szs[s],
-						    MVM_MODE_POPULATE),
-					   "  ");
+					   flat ? " " : "");
+				if (!flat)
+					print_cell(f,
+						   find_row(r, wls[w], its[i], szs[s],
+							    MVM_MODE_POPULATE),
+						   "  ");
 				fputc('\n', f);
 			}
 		}
@@ -230,6 +234,7 @@ int results_write_json(const struct vm *vm, const char *path)
 		json_double(&j, "map_s", row->map_s);
 		json_double(&j, "touch_s", row->touch_s);
 		json_double(&j, "seconds", row->map_s + row->touch_s);
+		json_double(&j, "unmap_s", row->unmap_s);
 		json_u64(&j, "pages", row->rec.pages);
 		json_u64(&j, "guest_faults", row->rec.guest_faults);
 		json_u64(&j, "pfn_sum", row->rec.pfn_sum);

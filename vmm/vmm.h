@@ -95,7 +95,7 @@ struct vcpu {
 /* results.c: everything a run measured; written even when the run fails. */
 struct sweep_row {
 	struct mvm_rec_sweep rec;
-	double map_s, touch_s;
+	double map_s, touch_s, unmap_s;
 };
 
 struct results {

@@ -5,9 +5,12 @@
 #include "devices.h"
 
 static uint8_t mem[1 << 16];
-static struct guest_ram ram = { .hva = mem, .size = sizeof(mem), .map_bytes = sizeof(mem) };
+static struct guest_ram ram = { .hva = mem,
+				.size = sizeof(mem),
+				.map_bytes = sizeof(mem) };
 
-static int decode_at(uint64_t gpa, const void *args, size_t len, union hc_args *out, char *err)
+static int decode_at(uint64_t gpa, const void *args, size_t len, union hc_args *out,
+		     char *err)
 {
 	memset(mem, 0, sizeof(mem));
 	if (gpa + len <= sizeof(mem))
@@ -21,7 +24,9 @@ void test_hc_decode(void)
 	char err[256];
 	struct mvm_hc_console con = { { MVM_HC_CONSOLE, sizeof(con) }, 0x100, 5 };
 	struct mvm_hc_exit ex = { { MVM_HC_EXIT, sizeof(ex) }, -3, 0 };
-	struct mvm_hc_records rec = { { MVM_HC_RECORDS, sizeof(rec) }, MVM_REC_SWEEP, 2, 0x200 };
+	struct mvm_hc_records rec = {
+		{ MVM_HC_RECORDS, sizeof(rec) }, MVM_REC_SWEEP, 2, 0x200
+	};
 	struct mvm_hc_abort ab = { { MVM_HC_ABORT, sizeof(ab) }, 7, 14, 0, 0, 0, "", "" };
 	struct mvm_hc_hdr hdr;
 
@@ -82,8 +87,8 @@ void test_hc_decode(void)
 	CHECK(decode_at(0x1000, &rec, sizeof(rec), &a, err) == -1);
 }
 
-static int dummy_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write, uint8_t *data,
-		    unsigned size)
+static int dummy_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
+		    uint8_t *data, unsigned size)
 {
 	return 0;
 }
@@ -112,7 +117,8 @@ void test_pio_register(void)
 
 		CHECK(pio_register(&bus, &f) == 0);
 	}
-	CHECK(pio_register(&bus, &(struct pio_dev){ "g", 0x9000, 1, dummy_io }) == -ENOSPC);
+	CHECK(pio_register(&bus, &(struct pio_dev){ "g", 0x9000, 1, dummy_io }) ==
+	      -ENOSPC);
 
 	bus.n = 0;
 	CHECK(devices_register_all(&bus) == 0);

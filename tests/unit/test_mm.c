@@ -5,7 +5,9 @@
 void test_gpa_translator(void)
 {
 	static uint8_t buf[8192];
-	struct guest_ram ram = { .hva = buf, .size = sizeof(buf), .map_bytes = sizeof(buf) };
+	struct guest_ram ram = { .hva = buf,
+				 .size = sizeof(buf),
+				 .map_bytes = sizeof(buf) };
 
 	CHECK(mm_gpa_to_hva(&ram, 0, 0) == buf);
 	CHECK(mm_gpa_to_hva(&ram, 0, 8192) == buf);

@@ -48,9 +48,10 @@ void test_options(void)
 	CHECK_EQ(c.vcpus, 1);
 	CHECK(c.guest_argc == 0 && !strcmp(c.guest_path, "g.bin"));
 
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "-m", "64M", "-c", "2", "--timeout",
-					       "1.5", "-q", "-o", "r.json", "g.bin", "--",
-					       "hello", "--x", NULL }) == 0);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "-m", "64M", "-c", "2",
+					       "--timeout", "1.5", "-q", "-o", "r.json",
+					       "g.bin", "--", "hello", "--x", NULL }) ==
+	      0);
 	CHECK_EQ(c.mem_bytes, 64ULL << 20);
 	CHECK_EQ(c.vcpus, 2);
 	CHECK(c.timeout_s == 1.5 && c.quiet && !strcmp(c.results_path, "r.json"));
@@ -59,14 +60,22 @@ void test_options(void)
 
 	fprintf(stderr, "    (expected usage errors follow)\n");
 	CHECK(parse(&c, (const char *const[]){ "minivmm", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "lots", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "0", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "3M", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "9M", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "2T", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "0", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "x", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--timeout", "-1", "g", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "lots", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "0", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "3M", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "9M", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "2T", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "0", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "x", "g", NULL }) ==
+	      -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--timeout", "-1", "g",
+					       NULL }) == -1);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--bogus", "g", NULL }) == -1);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "g", "extra", NULL }) == -1);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", NULL }) == -1);

@@ -19,7 +19,8 @@ void test_bootinfo_fdt(void)
 	CHECK(fdt_totalsize(buf) <= sizeof(buf));
 	s = fdt_getprop(buf, 0, "compatible", NULL);
 	CHECK(s && !strcmp(s, "minivmm"));
-	CHECK_EQ(fdt32_to_cpu(*(const fdt32_t *)fdt_getprop(buf, 0, "minivmm,abi-version", NULL)),
+	CHECK_EQ(fdt32_to_cpu(*(const fdt32_t *)fdt_getprop(buf, 0, "minivmm,abi-version",
+							    NULL)),
 		 MVM_ABI_VERSION);
 	node = fdt_path_offset(buf, "/memory@0");
 	reg = fdt_getprop(buf, node, "reg", &len);
@@ -30,7 +31,8 @@ void test_bootinfo_fdt(void)
 	fdt_for_each_subnode(sub, buf, node) n++;
 	CHECK_EQ(n, 3);
 	node = fdt_path_offset(buf, "/chosen");
-	CHECK_EQ(fdt32_to_cpu(*(const fdt32_t *)fdt_getprop(buf, node, "minivmm,tsc-khz", NULL)),
+	CHECK_EQ(fdt32_to_cpu(*(const fdt32_t *)fdt_getprop(buf, node, "minivmm,tsc-khz",
+							    NULL)),
 		 2596136);
 	CHECK_EQ(fdt_stringlist_count(buf, node, "minivmm,args"), 4);
 	s = fdt_stringlist_get(buf, node, "minivmm,args", 1, NULL);
@@ -49,8 +51,8 @@ void test_bootinfo_fdt(void)
 	CHECK(bootinfo_build(buf, 64, 1ULL << 30, 1, 1, 0, NULL) < 0);
 }
 
-static size_t make_image(uint8_t *img, uint64_t load, uint64_t entry_off, uint64_t end_off,
-			 uint32_t abi, uint32_t max_vcpus)
+static size_t make_image(uint8_t *img, uint64_t load, uint64_t entry_off,
+			 uint64_t end_off, uint32_t abi, uint32_t max_vcpus)
 {
 	struct mvm_image_header h = { .abi_version = abi, .max_vcpus = max_vcpus };
 
@@ -76,23 +78,32 @@ void test_loader_check(void)
 	CHECK_STR_CONTAINS(err, "at most 4");
 	CHECK(loader_check(img, n, 4 << 20, 1, &h, err, sizeof(err)) == EXIT_USAGE);
 	CHECK_STR_CONTAINS(err, "too small");
-	CHECK(loader_check(img, 16, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, 16, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
 
 	n = make_image(img, 0x200000, 64, 1 << 20, MVM_ABI_VERSION, 4);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
 	CHECK_STR_CONTAINS(err, "load address 0x200000");
 	n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, MVM_ABI_VERSION + 1, 4);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
 	CHECK_STR_CONTAINS(err, "ABI version");
-	n = make_image(img, MVM_LOAD_GPA, 8192, 1 << 20, MVM_ABI_VERSION, 4); /* entry past file */
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
-	n = make_image(img, MVM_LOAD_GPA, 64, 100, MVM_ABI_VERSION, 4); /* end inside file */
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
+	n = make_image(img, MVM_LOAD_GPA, 8192, 1 << 20, MVM_ABI_VERSION,
+		       4); /* entry past file */
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
+	n = make_image(img, MVM_LOAD_GPA, 64, 100, MVM_ABI_VERSION,
+		       4); /* end inside file */
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
 	n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, MVM_ABI_VERSION, 0);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
 
 	memcpy(img, "#!/bin/sh\necho hi\n", 18);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
+	      EXIT_GUEST_CRASH);
 	CHECK_STR_CONTAINS(err, "not a minivmm guest");
 }
 
@@ -110,7 +121,9 @@ static void fake_vm(void)
 		mem = calloc(1, 1 << 20);
 		run = calloc(1, 4096);
 	}
-	vm = (struct vm){ .cfg = &cfg, .kvm_fd = -1, .vm_fd = -1, .nvcpus = 1, .vcpus = &vcpu };
+	vm = (struct vm){
+		.cfg = &cfg, .kvm_fd = -1, .vm_fd = -1, .nvcpus = 1, .vcpus = &vcpu
+	};
 	vm.ram = (struct guest_ram){ .hva = mem, .size = 1 << 20, .map_bytes = 1 << 20 };
 	vm.plat.tsc_khz = 1000000;
 	vm.main_thread = pthread_self();
