@@ -154,6 +154,21 @@ static void zero_runs(struct vm *vm, const struct mvm_zero_run *runs, uint32_t n
 		       0, runs[i].pages * MVM_PAGE_BYTES);
 }
 
+/* Keep a batch of result records and print its table (one batch per iteration). */
+static int records(struct vm *vm, const struct mvm_hc_records *a)
+{
+	const struct mvm_rec_sweep *recs =
+		mm_gpa_to_hva(&vm->ram, a->recs_gpa, (uint64_t)a->count * sizeof(*recs));
+	int r = results_add_sweep(vm, recs, a->count, stdout);
+
+	if (r) {
+		vm_finish(vm, END_HOST_ERROR, 0, "host-error",
+			  "results: storing %u records: %s", a->count, strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
 static int hc_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
 		 uint8_t *data, unsigned size)
 {
@@ -189,16 +204,7 @@ static int hc_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
 		abort_report(vm, v, &a.abort);
 		return 1;
 	case MVM_HC_RECORDS:
-		if (results_add_sweep(vm,
-				      mm_gpa_to_hva(&vm->ram, a.records.recs_gpa,
-						    (uint64_t)a.records.count *
-							    sizeof(struct mvm_rec_sweep)),
-				      a.records.count)) {
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-				  "results: out of memory storing guest records");
-			return 1;
-		}
-		return 0;
+		return records(vm, &a.records);
 	case MVM_HC_PARK:
 		return 1; /* this vCPU's thread ends; the VM runs on */
 	case MVM_HC_ZERO:

@@ -151,6 +151,8 @@ struct mvm_hc_zero {
 enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };
 enum mvm_mode { MVM_MODE_DEMAND = 1, MVM_MODE_POPULATE = 2 };
 
+#define MVM_VCPU_ALL 0xffffffffu /* mvm_rec_sweep.vcpu of an all-vCPU aggregate */
+
 /* One measurement: map then touch `pages` pages; times in TSC cycles. */
 struct mvm_rec_sweep {
 	uint32_t workload;  /* enum mvm_workload */
@@ -166,6 +168,20 @@ struct mvm_rec_sweep {
 	uint64_t pfn_sum;      /* sum of the physical frames used: reuse check */
 	uint64_t unmap_cycles; /* munmap afterwards (not part of the table's time) */
 };
+
+/*
+ * Slice i of n of [0, total): whole `align` units, as even as they come,
+ * covering every byte exactly once. Eager population (one host thread per
+ * slice) and the guest's touch pass (one vCPU per slice) both use it.
+ */
+static inline void mvm_slice(uint64_t total, uint32_t n, uint32_t i, uint64_t align,
+			     uint64_t *start, uint64_t *end)
+{
+	uint64_t units = total / align;
+
+	*start = units * i / n * align;
+	*end = i + 1 == n ? total : units * (i + 1) / n * align;
+}
 
 #endif /* __ASSEMBLER__ */
 

@@ -1,22 +1,64 @@
-/* Guest RAM: the host mapping, its memslot, and the one checked gpa -> hva translator. */
+/* Guest RAM: backends, the memslot, eager population, and the one gpa -> hva translator. */
 #ifndef MINIVMM_MM_H
 #define MINIVMM_MM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+struct mm_backend;
+
 struct guest_ram {
-	uint8_t *hva;	    /* host mapping of guest-physical [0, size) */
-	uint64_t size;	    /* bytes */
-	uint64_t map_bytes; /* length of the host mapping (for munmap) */
+	uint8_t *hva;	/* host mapping of guest-physical [0, size), page-aligned */
+	uint64_t size;	/* bytes */
+	void *map_base; /* what to munmap (may start below hva for alignment) */
+	uint64_t map_bytes;
+	int fd; /* memfd backing, or -1 */
+	const struct mm_backend *backend;
 };
 
 /*
- * Map `size` bytes of anonymous, MAP_NORESERVE memory (nothing is backed
- * until touched). Returns 0 or -errno; on failure nothing is left mapped.
+ * A way to back guest RAM. Every backend has one creation path,
+ * mm_ram_create(); the table is checked against the enum at compile time.
  */
-int mm_ram_create(struct guest_ram *ram, uint64_t size);
+enum mm_backing {
+	MM_ANON,
+	MM_THP,
+	MM_HUGETLB2M,
+	MM_HUGETLB1G,
+	MM_MEMFD,
+	MM_BACKING_COUNT
+};
+
+struct mm_backend {
+	enum mm_backing id;
+	const char *name;
+	const char *what;	   /* one line for --help */
+	uint64_t page_bytes;	   /* host page size: guest RAM is a multiple of it */
+	const char *hugetlb_sysfs; /* pool directory for hugetlb backends, else NULL */
+	/* Map size bytes into ram (hva, map_base, map_bytes, fd). 0 or -errno. */
+	int (*map)(struct guest_ram *ram, uint64_t size);
+};
+
+extern const struct mm_backend mm_backends[MM_BACKING_COUNT];
+const struct mm_backend *mm_backend_find(const char *name); /* NULL if unknown */
+
+/*
+ * Map size bytes of guest RAM from backend b. Nothing is backed until
+ * touched (hugetlb pools are reserved). Returns 0, or -errno with a
+ * message in err; on failure nothing is left mapped.
+ */
+int mm_ram_create(struct guest_ram *ram, const struct mm_backend *b, uint64_t size,
+		  char *err, size_t errlen);
 void mm_ram_destroy(struct guest_ram *ram);
+
+/*
+ * Can the host back size bytes with b right now (MemAvailable, or free pages
+ * in the hugetlb pool)? 0, or -ENOMEM with the numbers in err.
+ */
+int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
+			  size_t errlen);
+/* MemAvailable in bytes from the text of /proc/meminfo; 0 when absent. */
+uint64_t mm_meminfo_available(const char *meminfo);
 
 /* Register the whole of `ram` as memslot 0 at guest-physical 0. Returns 0 or -errno. */
 int mm_memslot_register(int vm_fd, const struct guest_ram *ram);

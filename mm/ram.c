@@ -1,30 +1,132 @@
-/* Guest RAM mapping and memslot registration. */
+/* Guest RAM: creation through a backend, capacity checks, memslot registration. */
 #include "mm.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "kvm_compat.h"
 
-int mm_ram_create(struct guest_ram *ram, uint64_t size)
+const struct mm_backend *mm_backend_find(const char *name)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	for (int i = 0; i < MM_BACKING_COUNT; i++)
+		if (!strcmp(mm_backends[i].name, name))
+			return &mm_backends[i];
+	return NULL;
+}
 
-	if (p == MAP_FAILED)
-		return -errno;
-	ram->hva = p;
+int mm_ram_create(struct guest_ram *ram, const struct mm_backend *b, uint64_t size,
+		  char *err, size_t errlen)
+{
+	int r;
+
+	*ram = (struct guest_ram){ .fd = -1, .backend = b };
+	if (size % b->page_bytes) {
+		snprintf(err, errlen,
+			 "--backing %s: guest RAM must be a multiple of %llu MiB",
+			 b->name, (unsigned long long)(b->page_bytes >> 20));
+		return -EINVAL;
+	}
+	r = b->map(ram, size);
+	if (r) {
+		if (b->hugetlb_sysfs && r == -ENOMEM) {
+			char cap[256];
+
+			if (mm_ram_check_capacity(b, size, cap, sizeof(cap)))
+				snprintf(err, errlen, "%s", cap);
+			else
+				snprintf(err, errlen,
+					 "--backing %s: mapping %llu MiB: %s", b->name,
+					 (unsigned long long)(size >> 20), strerror(-r));
+		} else {
+			snprintf(err, errlen, "--backing %s: mapping %llu MiB: %s",
+				 b->name, (unsigned long long)(size >> 20), strerror(-r));
+		}
+		*ram = (struct guest_ram){ .fd = -1 };
+		return r;
+	}
 	ram->size = size;
-	ram->map_bytes = size;
 	return 0;
 }
 
 void mm_ram_destroy(struct guest_ram *ram)
 {
-	if (ram->hva)
-		munmap(ram->hva, ram->map_bytes);
-	ram->hva = NULL;
+	if (ram->map_base)
+		munmap(ram->map_base, ram->map_bytes);
+	if (ram->fd >= 0)
+		close(ram->fd);
+	*ram = (struct guest_ram){ .fd = -1 };
+}
+
+uint64_t mm_meminfo_available(const char *meminfo)
+{
+	const char *p = strstr(meminfo, "MemAvailable:");
+	unsigned long long kib;
+
+	if (!p || sscanf(p, "MemAvailable: %llu kB", &kib) != 1)
+		return 0;
+	return (uint64_t)kib << 10;
+}
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
+			  size_t errlen)
+{
+	char buf[4096], path[160];
+	uint64_t avail;
+
+	if (b->hugetlb_sysfs) {
+		unsigned long long free_pages = 0, resv = 0, total = 0;
+		unsigned long long need = size / b->page_bytes;
+
+		snprintf(path, sizeof(path), "%s/free_hugepages", b->hugetlb_sysfs);
+		if (read_text(path, buf, sizeof(buf)) == 0)
+			free_pages = strtoull(buf, NULL, 10);
+		snprintf(path, sizeof(path), "%s/resv_hugepages", b->hugetlb_sysfs);
+		if (read_text(path, buf, sizeof(buf)) == 0)
+			resv = strtoull(buf, NULL, 10);
+		free_pages = free_pages > resv ? free_pages - resv
+					       : 0; /* others' reservations */
+		snprintf(path, sizeof(path), "%s/nr_hugepages", b->hugetlb_sysfs);
+		if (read_text(path, buf, sizeof(buf)) == 0)
+			total = strtoull(buf, NULL, 10);
+		if (free_pages >= need)
+			return 0;
+		snprintf(err, errlen,
+			 "--backing %s: the hugetlb pool has %llu free pages of %llu "
+			 "MiB, %llu "
+			 "needed; grow it with: echo %llu > %s/nr_hugepages",
+			 b->name, free_pages, (unsigned long long)(b->page_bytes >> 20),
+			 need, total + need - free_pages, b->hugetlb_sysfs);
+		return -ENOMEM;
+	}
+	if (read_text("/proc/meminfo", buf, sizeof(buf)))
+		return 0; /* cannot tell: let the kernel decide */
+	avail = mm_meminfo_available(buf);
+	if (!avail || avail >= size)
+		return 0;
+	snprintf(err, errlen,
+		 "cannot back %llu MiB of guest RAM up front: the host has %llu MiB "
+		 "available "
+		 "(MemAvailable)",
+		 (unsigned long long)(size >> 20), (unsigned long long)(avail >> 20));
+	return -ENOMEM;
 }
 
 int mm_memslot_register(int vm_fd, const struct guest_ram *ram)

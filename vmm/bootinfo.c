@@ -38,7 +38,7 @@ static int chosen_args(void *fdt, int argc, char **argv)
 }
 
 int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
-		   uint32_t tsc_khz, int argc, char **argv)
+		   uint32_t tsc_khz, int eager_touch, int argc, char **argv)
 {
 	fdt64_t reg[2] = { cpu_to_fdt64(0), cpu_to_fdt64(mem_bytes) };
 	char name[32];
@@ -70,6 +70,8 @@ int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
 
 	TRY(fdt_begin_node(buf, "chosen"));
 	TRY(fdt_property_u32(buf, "minivmm,tsc-khz", tsc_khz));
+	if (eager_touch)
+		TRY(fdt_property_string(buf, "minivmm,eager", "touch"));
 	TRY(chosen_args(buf, argc, argv));
 	TRY(fdt_end_node(buf));
 

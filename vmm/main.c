@@ -120,12 +120,9 @@ static int setup(struct vm *vm)
 			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
 			cfg->vcpus, vm->plat.max_vcpus);
 	vm->nvcpus = cfg->vcpus;
-	r = mm_ram_create(&vm->ram, cfg->mem_bytes);
+	r = mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err));
 	if (r)
-		return setup_fail(vm, END_HOST_ERROR, "host-error",
-				  "guest RAM: mapping %llu MiB: %s",
-				  (unsigned long long)(cfg->mem_bytes >> 20),
-				  strerror(-r));
+		return setup_fail(vm, END_HOST_ERROR, "host-error", "guest RAM: %s", err);
 	if (load_guest(vm))
 		return -1;
 	r = mm_memslot_register(vm->vm_fd, &vm->ram);
@@ -134,9 +131,13 @@ static int setup(struct vm *vm)
 				  "KVM: KVM_SET_USER_MEMORY_REGION: %s", strerror(-r));
 	if (setup_vcpus(vm))
 		return -1;
+	/* Before anything is populated: refuse what cannot be backed. */
+	if (eager_plan(vm, err, sizeof(err)))
+		return setup_fail(vm, END_HOST_ERROR, "host-error", "%s", err);
 	r = bootinfo_build(mm_gpa_to_hva(&vm->ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
 			   MVM_BOOTINFO_MAX, cfg->mem_bytes, vm->nvcpus, vm->plat.tsc_khz,
-			   cfg->guest_argc, cfg->guest_argv);
+			   vm->eager.strategy == EAGER_TOUCH, cfg->guest_argc,
+			   cfg->guest_argv);
 	if (r)
 		return setup_fail(vm, END_USAGE, "usage", "boot info: %s",
 				  fdt_strerror(r));
@@ -159,6 +160,7 @@ static void teardown(struct vm *vm)
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
 	free(vm->res.sweep);
+	free(vm->eager.th);
 }
 
 static void report_unclaimed(const char *what, const struct unclaimed *u, FILE *f)
@@ -175,7 +177,6 @@ static void report(struct vm *vm, int status)
 	const struct config *cfg = vm->cfg;
 	int err;
 
-	results_print_tables(vm, stdout);
 	fflush(stdout);
 	if (status != EXIT_GUEST_OK || !cfg->quiet)
 		fprintf(stderr, "minivmm: %s\n", vm->message);
@@ -216,6 +217,7 @@ int main(int argc, char **argv)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
 	vm.cfg = &cfg;
 	pthread_mutex_init(&vm.lock, NULL);
+	pthread_cond_init(&vm.cond, NULL);
 	if (setup(&vm))
 		status = exit_status_of(&vm);
 	else

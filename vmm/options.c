@@ -48,41 +48,57 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static void usage(FILE *f, const char *prog)
+static const char *const usage_lines[] = {
+	"usage: minivmm [OPTIONS] GUEST.bin [-- GUEST-ARGS...]",
+	"",
+	"Boot a minivmm guest image on /dev/kvm and report what it measured.",
+	"",
+	"  -m, --mem SIZE        guest RAM; bytes or K/M/G/T suffix, a multiple of 2M",
+	"                        (default 1G)",
+	"  -c, --vcpus N         number of vCPUs (default 1)",
+	"  -o, --results FILE    write machine-readable results (JSON) (default: none)",
+	"      --timeout SEC     end the run if the guest still runs after SEC seconds",
+	"                        (default: no timeout)",
+	"      --eager[=HOW]     back guest RAM up front, one slice per vCPU thread,",
+	"                        before the guest runs (default: lazy). HOW:",
+	"                        auto      prefault where KVM has it, else populate",
+	"                                  (the default HOW)",
+	"                        populate  MADV_POPULATE_WRITE: host pages only",
+	"                        prefault  populate, then KVM_PRE_FAULT_MEMORY: also",
+	"                                  EPT/NPT entries (Linux >= 6.11, TDP only)",
+	"                        touch     each vCPU writes one byte per page of its",
+	"                                  slice in the guest (builds shadow entries)",
+	"      --eager-threads N host threads for populate/prefault (default: one",
+	"                        per vCPU, on the vCPU threads)",
+	"      --backing KIND    guest RAM backing (default anon):",
+	"                        anon       anonymous, 4 KiB pages",
+	"                        thp        anonymous with MADV_HUGEPAGE",
+	"                        hugetlb2m  hugetlbfs pool, 2 MiB pages",
+	"                        hugetlb1g  hugetlbfs pool, 1 GiB pages (--mem in 1G)",
+	"                        memfd      shared memory from memfd_create",
+	"  -q, --quiet           only the result tables (no guest console, no info)",
+	"  -h, --help            this text",
+	"  -V, --version         print the version and guest ABI version",
+	"",
+	"Arguments after -- go to the guest (boot info /chosen); the first names",
+	"the workload. guest/guest.bin: sweep (the default), flat, hello, ...;",
+	"'-- help' lists them.",
+	"",
+	"Exit status:",
+	"  0    the guest exited with status 0",
+	"  1    the guest exited with a non-zero status",
+	"  2    usage error (bad option, unreadable or unsuitable guest image)",
+	"  3    host or KVM error (no /dev/kvm, out of memory, ioctl failure)",
+	"  4    the guest crashed (triple fault, unhandled exception, emulation",
+	"       failure, halt, ABI violation, not a minivmm guest)",
+	"  5    timeout (--timeout)",
+	"  130  interrupted (SIGINT or SIGTERM)",
+};
+
+static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: %s [OPTIONS] GUEST.bin [-- GUEST-ARGS...]\n"
-		"\n"
-		"Boot a minivmm guest image on /dev/kvm and report what it measured.\n"
-		"\n"
-		"  -m, --mem SIZE        guest RAM; bytes or K/M/G/T suffix, a multiple "
-		"of 2M\n"
-		"                        (default 1G)\n"
-		"  -c, --vcpus N         number of vCPUs (default 1)\n"
-		"  -o, --results FILE    write machine-readable results (JSON) (default: "
-		"none)\n"
-		"      --timeout SEC     end the run if the guest is still running after "
-		"SEC\n"
-		"                        seconds (default: no timeout)\n"
-		"  -q, --quiet           only the result tables (no guest console, no "
-		"info lines)\n"
-		"  -h, --help            this text\n"
-		"  -V, --version         print the version and guest ABI version\n"
-		"\n"
-		"Arguments after -- go to the guest (boot info /chosen); the first "
-		"names\n"
-		"the workload (guest/guest.bin: hello, exit N, touch ADDR, spin, ...).\n"
-		"\n"
-		"Exit status:\n"
-		"  0    the guest exited with status 0\n"
-		"  1    the guest exited with a non-zero status\n"
-		"  2    usage error (bad option, unreadable or unsuitable guest image)\n"
-		"  3    host or KVM error (no /dev/kvm, out of memory, ioctl failure)\n"
-		"  4    the guest crashed (triple fault, unhandled exception, emulation\n"
-		"       failure, halt, ABI violation, not a minivmm guest)\n"
-		"  5    timeout (--timeout)\n"
-		"  130  interrupted (SIGINT or SIGTERM)\n",
-		prog);
+	for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++)
+		fprintf(f, "%s\n", usage_lines[i]);
 }
 
 static int bad(const char *fmt, const char *arg)
@@ -93,7 +109,7 @@ static int bad(const char *fmt, const char *arg)
 	return -1;
 }
 
-enum { OPT_TIMEOUT = 256 };
+enum { OPT_TIMEOUT = 256, OPT_EAGER, OPT_EAGER_THREADS, OPT_BACKING };
 
 int options_parse(int argc, char **argv, struct config *cfg)
 {
@@ -102,6 +118,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		{ "vcpus", required_argument, NULL, 'c' },
 		{ "results", required_argument, NULL, 'o' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "eager", optional_argument, NULL, OPT_EAGER },
+		{ "eager-threads", required_argument, NULL, OPT_EAGER_THREADS },
+		{ "backing", required_argument, NULL, OPT_BACKING },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -111,7 +130,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	char *end;
 	int c;
 
-	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES, .vcpus = 1 };
+	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES,
+				.vcpus = 1,
+				.backing = &mm_backends[MM_ANON] };
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, so guest arguments are never parsed here. */
@@ -155,8 +176,33 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		case 'q':
 			cfg->quiet = 1;
 			break;
+		case OPT_EAGER:
+			cfg->eager = EAGER_AUTO;
+			if (optarg && eager_strategy_parse(optarg, &cfg->eager))
+				return bad("--eager=%s: strategies are auto, populate, "
+					   "prefault, touch",
+					   optarg);
+			break;
+		case OPT_EAGER_THREADS:
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || *end || !isdigit((unsigned char)*optarg) || n == 0 ||
+			    n > 1024)
+				return bad("--eager-threads: '%s' is not a number from 1 "
+					   "to 1024",
+					   optarg);
+			cfg->eager_threads = (unsigned)n;
+			break;
+		case OPT_BACKING:
+			cfg->backing = mm_backend_find(optarg);
+			if (!cfg->backing)
+				return bad("--backing %s: kinds are anon, thp, "
+					   "hugetlb2m, hugetlb1g, "
+					   "memfd",
+					   optarg);
+			break;
 		case 'h':
-			usage(stdout, "minivmm");
+			usage(stdout);
 			return 1;
 		case 'V':
 			printf("minivmm %s (guest ABI %d)\n", MINIVMM_VERSION,
@@ -168,6 +214,15 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			return bad("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (cfg->eager_threads &&
+	    !(cfg->eager == EAGER_AUTO || cfg->eager == EAGER_POPULATE ||
+	      cfg->eager == EAGER_PREFAULT))
+		return bad("%s",
+			   "--eager-threads needs --eager (auto, populate or prefault)");
+	if (cfg->mem_bytes % cfg->backing->page_bytes)
+		return bad("--backing %s: --mem must be a multiple of that backing's "
+			   "page size",
+			   cfg->backing->name);
 	if (optind >= argc)
 		return bad("%s", "no guest image given");
 	if (!strcmp(argv[optind], "--"))

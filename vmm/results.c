@@ -10,10 +10,10 @@
 
 #define RESULTS_MAX_SWEEP_ROWS (1u << 20) /* a runaway guest cannot exhaust the host */
 
-int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n)
+int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n,
+		      FILE *f)
 {
 	struct results *r = &vm->res;
-	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 	int ret = 0;
 
 	pthread_mutex_lock(&vm->lock);
@@ -23,7 +23,7 @@ int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t 
 	}
 	if (r->nsweep + n > r->capsweep) {
 		size_t cap = r->capsweep ? r->capsweep * 2 : 64;
-		struct sweep_row *p;
+		struct mvm_rec_sweep *p;
 
 		while (cap < r->nsweep + n)
 			cap *= 2;
@@ -35,14 +35,11 @@ int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t 
 		r->sweep = p;
 		r->capsweep = cap;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct sweep_row *row = &r->sweep[r->nsweep++];
-
-		memcpy(&row->rec, &recs[i], sizeof(row->rec));
-		row->map_s = (double)row->rec.map_cycles / cycles_per_s;
-		row->touch_s = (double)row->rec.touch_cycles / cycles_per_s;
-		row->unmap_s = (double)row->rec.unmap_cycles / cycles_per_s;
-	}
+	/* One copy out of guest memory: printing and JSON see what was checked here. */
+	memcpy(&r->sweep[r->nsweep], recs, n * sizeof(*recs));
+	if (f)
+		results_print_batch(vm, &r->sweep[r->nsweep], n, f);
+	r->nsweep += n;
 out:
 	pthread_mutex_unlock(&vm->lock);
 	return ret;
@@ -60,98 +57,84 @@ static const char *mode_name(uint32_t m)
 					: "unknown";
 }
 
-static const struct sweep_row *find_row(const struct results *r, uint32_t wl, uint32_t it,
-					uint32_t mib, uint32_t mode)
+/* The record a table cell shows: the all-vCPU aggregate if the batch has one, else vCPU 0. */
+static const struct mvm_rec_sweep *cell_rec(const struct mvm_rec_sweep *recs, uint32_t n,
+					    const struct mvm_rec_sweep *key,
+					    uint32_t mode)
 {
-	for (size_t i = 0; i < r->nsweep; i++) {
-		const struct mvm_rec_sweep *s = &r->sweep[i].rec;
+	const struct mvm_rec_sweep *found = NULL;
 
-		if (s->workload == wl && s->iteration == it && s->size_mib == mib &&
-		    s->mode == mode && s->vcpu == 0)
-			return &r->sweep[i];
-	}
-	return NULL;
-}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mvm_rec_sweep *r = &recs[i];
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Distinct values of one record field, sorted. Caller frees. */
-static uint32_t *distinct(const struct results *r, uint32_t wl, size_t field, size_t *n)
-{
-	uint32_t *v = malloc((r->nsweep ? r->nsweep : 1) * sizeof(*v));
-	size_t k = 0;
-
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < r->nsweep; i++) {
-		uint32_t x;
-
-		if (r->sweep[i].rec.workload != wl)
+		if (r->workload != key->workload || r->iteration != key->iteration ||
+		    r->size_mib != key->size_mib || r->mode != mode)
 			continue;
-		memcpy(&x, (const char *)&r->sweep[i].rec + field, sizeof(x));
-		v[k++] = x;
+		if (r->vcpu == MVM_VCPU_ALL)
+			return r;
+		if (r->vcpu == 0)
+			found = r;
 	}
-	qsort(v, k, sizeof(*v), cmp_u32);
-	for (size_t i = 0; i < k; i++)
-		if (*n == 0 || v[*n - 1] != v[i])
-			v[(*n)++] = v[i];
-	return v;
+	return found;
 }
 
-static void print_cell(FILE *f, const struct sweep_row *row, const char *sep)
+static void print_cell(FILE *f, const struct mvm_rec_sweep *r, double cycles_per_s,
+		       const char *sep)
 {
-	if (row)
-		fprintf(f, "%s%.3f", sep, row->map_s + row->touch_s);
+	if (r)
+		fprintf(f, "%s%.3f", sep,
+			(double)(r->map_cycles + r->touch_cycles) / cycles_per_s);
 	else
 		fprintf(f, "%s  -  ", sep);
 }
 
-/*
- * The OSv benchmark's table, one per iteration, same layout: time (map +
- * touch) in seconds with 3 decimals, demand and populate side by side. The
- * flat workload has no guest mapping step, so its table has one column.
- */
-void results_print_tables(const struct vm *vm, FILE *f)
+static int same_table(const struct mvm_rec_sweep *a, const struct mvm_rec_sweep *b)
 {
-	const struct results *r = &vm->res;
-	static const uint32_t wls[] = { MVM_WL_SWEEP, MVM_WL_FLAT };
+	return a->workload == b->workload && a->iteration == b->iteration;
+}
 
-	for (size_t w = 0; w < sizeof(wls) / sizeof(wls[0]); w++) {
-		int flat = wls[w] == MVM_WL_FLAT;
-		size_t nit, nsz;
-		uint32_t *its = distinct(r, wls[w],
-					 offsetof(struct mvm_rec_sweep, iteration), &nit);
-		uint32_t *szs = distinct(r, wls[w],
-					 offsetof(struct mvm_rec_sweep, size_mib), &nsz);
+/*
+ * The OSv benchmark's table for one batch of records (the guest sends one
+ * per iteration), printed as it arrives: time (map + touch) in seconds with
+ * 3 decimals, demand and populate side by side. flat has no guest mapping
+ * step, so its table has one column.
+ */
+void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
+			 uint32_t n, FILE *f)
+{
+	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 
-		for (size_t i = 0; its && szs && i < nit; i++) {
-			fprintf(f, "\nIteration %u%s\n\n", its[i],
-				flat ? " (flat: direct-mapped, no guest faults)" : "");
-			fprintf(f, "     time (seconds)\n");
-			fprintf(f, flat ? " MiB  touch\n" : " MiB demand populate\n");
-			for (size_t s = 0; s < nsz; s++) {
-				fprintf(f, "%4u ", szs[s]);
-				print_cell(f,
-					   find_row(r, wls[w], its[i], szs[s],
-						    MVM_MODE_DEMAND),
-					   flat ? " " : "");
-				if (!flat)
-					print_cell(f,
-						   find_row(r, wls[w], its[i], szs[s],
-							    MVM_MODE_POPULATE),
-						   "  ");
-				fputc('\n', f);
-			}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mvm_rec_sweep *t = &recs[i];
+		int flat = t->workload == MVM_WL_FLAT, seen = 0;
+
+		for (uint32_t k = 0; k < i && !seen; k++)
+			seen = same_table(&recs[k], t);
+		if (seen)
+			continue;
+		fprintf(f, "\nIteration %u%s\n\n", t->iteration,
+			flat ? " (flat: direct-mapped, no guest faults)" : "");
+		fprintf(f, "     time (seconds)\n");
+		fprintf(f, flat ? " MiB  touch\n" : " MiB demand populate\n");
+		for (uint32_t k = i; k < n; k++) {
+			const struct mvm_rec_sweep *row = &recs[k];
+			int dup = 0;
+
+			for (uint32_t d = i; d < k && !dup; d++)
+				dup = same_table(&recs[d], row) &&
+				      recs[d].size_mib == row->size_mib;
+			if (!same_table(row, t) || dup)
+				continue;
+			fprintf(f, "%4u ", row->size_mib);
+			print_cell(f, cell_rec(recs, n, row, MVM_MODE_DEMAND),
+				   cycles_per_s, flat ? " " : "");
+			if (!flat)
+				print_cell(f, cell_rec(recs, n, row, MVM_MODE_POPULATE),
+					   cycles_per_s, "  ");
+			fputc('\n', f);
 		}
-		free(its);
-		free(szs);
 	}
+	fflush(f);
 }
 
 int exit_status_of(const struct vm *vm)
@@ -190,6 +173,7 @@ int results_write_json(const struct vm *vm, const char *path)
 {
 	const struct config *cfg = vm->cfg;
 	const struct results *r = &vm->res;
+	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 	struct json j = { 0 };
 	int err;
 
@@ -212,6 +196,8 @@ int results_write_json(const struct vm *vm, const char *path)
 	json_begin_object(&j, "config");
 	json_u64(&j, "mem_bytes", cfg->mem_bytes);
 	json_u64(&j, "vcpus", cfg->vcpus);
+	json_string(&j, "backing", cfg->backing->name);
+	json_u64(&j, "backing_page_bytes", cfg->backing->page_bytes);
 	json_string(&j, "guest", cfg->guest_path);
 	json_begin_array(&j, "guest_args");
 	for (int i = 0; i < cfg->guest_argc; i++)
@@ -221,23 +207,31 @@ int results_write_json(const struct vm *vm, const char *path)
 		json_double(&j, "timeout_s", cfg->timeout_s);
 	json_end_object(&j);
 
+	if (cfg->eager != EAGER_NONE)
+		eager_write_json(vm, &j);
+
 	json_begin_array(&j, "sweep");
 	for (size_t i = 0; i < r->nsweep; i++) {
-		const struct sweep_row *row = &r->sweep[i];
+		const struct mvm_rec_sweep *s = &r->sweep[i];
+		double map_s = (double)s->map_cycles / cycles_per_s;
+		double touch_s = (double)s->touch_cycles / cycles_per_s;
 
 		json_begin_object(&j, NULL);
-		json_string(&j, "workload", workload_name(row->rec.workload));
-		json_u64(&j, "iteration", row->rec.iteration);
-		json_u64(&j, "size_mib", row->rec.size_mib);
-		json_string(&j, "mode", mode_name(row->rec.mode));
-		json_u64(&j, "vcpu", row->rec.vcpu);
-		json_double(&j, "map_s", row->map_s);
-		json_double(&j, "touch_s", row->touch_s);
-		json_double(&j, "seconds", row->map_s + row->touch_s);
-		json_double(&j, "unmap_s", row->unmap_s);
-		json_u64(&j, "pages", row->rec.pages);
-		json_u64(&j, "guest_faults", row->rec.guest_faults);
-		json_u64(&j, "pfn_sum", row->rec.pfn_sum);
+		json_string(&j, "workload", workload_name(s->workload));
+		json_u64(&j, "iteration", s->iteration);
+		json_u64(&j, "size_mib", s->size_mib);
+		json_string(&j, "mode", mode_name(s->mode));
+		if (s->vcpu == MVM_VCPU_ALL)
+			json_string(&j, "vcpu", "all");
+		else
+			json_u64(&j, "vcpu", s->vcpu);
+		json_double(&j, "map_s", map_s);
+		json_double(&j, "touch_s", touch_s);
+		json_double(&j, "seconds", map_s + touch_s);
+		json_double(&j, "unmap_s", (double)s->unmap_cycles / cycles_per_s);
+		json_u64(&j, "pages", s->pages);
+		json_u64(&j, "guest_faults", s->guest_faults);
+		json_u64(&j, "pfn_sum", s->pfn_sum);
 		json_end_object(&j);
 	}
 	json_end_array(&j);

@@ -47,6 +47,7 @@ void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
 		vsnprintf(vm->message, sizeof(vm->message), fmt, ap);
 		va_end(ap);
 	}
+	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
 	if (first) {
 		kick_all(vm);
@@ -157,7 +158,12 @@ int vm_run(struct vm *vm)
 	pthread_sigmask(SIG_BLOCK, &waitset, &old);
 	vm->main_thread = pthread_self();
 	vm->running = vm->nvcpus;
-	vm->t_first_run = now_s();
+	vm->eager.t_start = now_s();
+	if (eager_host_side(vm) && !vm->eager.on_vcpu_threads &&
+	    eager_run_dedicated(vm, &waitset)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return exit_status_of(vm);
+	}
 	for (; started < vm->nvcpus; started++) {
 		struct vcpu *v = &vm->vcpus[started];
 
@@ -172,6 +178,17 @@ int vm_run(struct vm *vm)
 		}
 		v->started = 1;
 	}
+	if (eager_host_side(vm) && vm->eager.on_vcpu_threads) {
+		pthread_mutex_lock(&vm->lock);
+		vm->eager.done += vm->nvcpus - started; /* slices no thread will take */
+		pthread_mutex_unlock(&vm->lock);
+		eager_wait(vm, &waitset);
+	}
+	if (eager_host_side(vm) && !vm->cfg->quiet && vm->eager.t_end > 0) {
+		eager_report(vm, stdout);
+		fflush(stdout);
+	}
+	vm->t_first_run = now_s();
 	wait_for_end(vm, &waitset);
 	if (!vm_stopping(vm))
 		vm_finish(vm, END_GUEST_CRASH, 0, "guest-parked",

@@ -128,6 +128,7 @@ void *vcpu_thread(void *arg)
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
 
+	eager_vcpu_gate(vm, v);
 	while (!vm_stopping(vm)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {

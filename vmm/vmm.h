@@ -12,6 +12,7 @@
 
 #include "minivmm_abi.h"
 #include "devices.h"
+#include "eager.h"
 #include "mm.h"
 
 /* Exit statuses of the minivmm process (documented in --help and README). */
@@ -42,6 +43,9 @@ struct config {
 	const char *results_path;
 	double timeout_s; /* 0: none */
 	int quiet;
+	enum eager_strategy eager; /* EAGER_NONE unless --eager */
+	unsigned eager_threads;	   /* 0: the vCPU threads do it */
+	const struct mm_backend *backing;
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
@@ -93,16 +97,36 @@ struct vcpu {
 };
 
 /* results.c: everything a run measured; written even when the run fails. */
-struct sweep_row {
-	struct mvm_rec_sweep rec;
-	double map_s, touch_s, unmap_s;
-};
-
 struct results {
-	struct sweep_row *sweep;
+	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
 	size_t nsweep, capsweep;
 	double setup_s; /* main() -> first KVM_RUN */
 	double run_s;	/* first KVM_RUN -> end */
+};
+
+/* eager.c: one thread's share of eager population. */
+struct eager_thread {
+	struct vm *vm;
+	unsigned index;
+	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY goes through */
+	uint64_t gpa, bytes;
+	double t0, t1;
+	int err; /* -errno */
+	int fell_back;
+	struct prefault_stats pf;
+	char what[64]; /* the step that failed */
+};
+
+struct eager_run {
+	enum eager_strategy strategy; /* resolved: populate, prefault or touch */
+	unsigned nthreads;
+	int on_vcpu_threads; /* else dedicated threads (--eager-threads) */
+	struct eager_thread *th;
+	uint64_t total_bytes;
+	uint64_t done_bytes; /* atomic: progress */
+	unsigned done;	     /* threads finished, under vm->lock */
+	int go;		     /* vCPU threads may enter the guest, under vm->lock */
+	double t_start, t_end;
 };
 
 struct unclaimed {
@@ -135,6 +159,8 @@ struct vm {
 	double t_end;	    /* the run ended */
 	uint64_t console_bytes, console_dropped;
 	struct unclaimed pio_unclaimed, mmio_unclaimed;
+	struct eager_run eager;
+	pthread_cond_t cond; /* eager progress and go */
 	uint8_t com1_regs[8];
 	struct results res;
 };
@@ -153,7 +179,7 @@ void loader_entry_tables(struct guest_ram *ram);
 
 /* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. Returns 0 or a libfdt error (< 0). */
 int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
-		   uint32_t tsc_khz, int argc, char **argv);
+		   uint32_t tsc_khz, int eager_touch, int argc, char **argv);
 
 /* vcpu.c */
 int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */
@@ -175,9 +201,24 @@ void vm_vcpu_done(struct vm *vm, struct vcpu *v); /* a vCPU thread left its loop
 int vm_run(struct vm *vm); /* runs the guest to its end; returns the exit status */
 double now_s(void);
 
+/* eager.c */
+/* Resolve the strategy and plan the slices. 0, or -1 with the reason in err. */
+int eager_plan(struct vm *vm, char *err, size_t errlen);
+int eager_host_side(const struct vm *vm); /* populate or prefault work to do */
+void eager_work(struct vm *vm, struct eager_thread *t);
+int eager_run_dedicated(struct vm *vm, const sigset_t *waitset);
+int eager_wait(struct vm *vm, const sigset_t *waitset); /* 0, or -1 if the run ended */
+void eager_vcpu_gate(struct vm *vm, struct vcpu *v);
+void eager_report(const struct vm *vm, FILE *f);
+struct json;
+void eager_write_json(const struct vm *vm, struct json *j);
+
 /* results.c */
-int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n);
-void results_print_tables(const struct vm *vm, FILE *f);
+/* Keep a copy of n records and print their table to f (if not NULL). 0 or -errno. */
+int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n,
+		      FILE *f);
+void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
+			 uint32_t n, FILE *f);
 int results_write_json(const struct vm *vm, const char *path);
 int exit_status_of(const struct vm *vm);
 

@@ -14,7 +14,7 @@ void test_bootinfo_fdt(void)
 	const char *s;
 	int node, len, n = 0, sub;
 
-	CHECK(bootinfo_build(buf, sizeof(buf), 3ULL << 30, 3, 2596136, 4, argv) == 0);
+	CHECK(bootinfo_build(buf, sizeof(buf), 3ULL << 30, 3, 2596136, 1, 4, argv) == 0);
 	CHECK(fdt_check_header(buf) == 0);
 	CHECK(fdt_totalsize(buf) <= sizeof(buf));
 	s = fdt_getprop(buf, 0, "compatible", NULL);
@@ -43,12 +43,15 @@ void test_bootinfo_fdt(void)
 	CHECK(s && !strcmp(s, "hello a b  --x"));
 
 	/* No arguments: no list, empty bootargs. Too small a buffer: an error, not a crash. */
-	CHECK(bootinfo_build(buf, sizeof(buf), 1ULL << 30, 1, 1, 0, NULL) == 0);
+	s = fdt_getprop(buf, node, "minivmm,eager", NULL);
+	CHECK(s && !strcmp(s, "touch"));
+	CHECK(bootinfo_build(buf, sizeof(buf), 1ULL << 30, 1, 1, 0, 0, NULL) == 0);
 	node = fdt_path_offset(buf, "/chosen");
 	CHECK(fdt_getprop(buf, node, "minivmm,args", NULL) == NULL);
+	CHECK(fdt_getprop(buf, node, "minivmm,eager", NULL) == NULL);
 	s = fdt_getprop(buf, node, "bootargs", NULL);
 	CHECK(s && !strcmp(s, ""));
-	CHECK(bootinfo_build(buf, 64, 1ULL << 30, 1, 1, 0, NULL) < 0);
+	CHECK(bootinfo_build(buf, 64, 1ULL << 30, 1, 1, 0, 0, NULL) < 0);
 }
 
 static size_t make_image(uint8_t *img, uint64_t load, uint64_t entry_off,

@@ -1,0 +1,112 @@
+/* Guest RAM backends: anonymous 4 KiB, THP, hugetlbfs 2 MiB / 1 GiB, memfd (shared). */
+#include "mm.h"
+
+#include <errno.h>
+#include <linux/mman.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kvm_compat.h"
+
+#define SZ_2M (2ULL << 20)
+#define SZ_1G (1ULL << 30)
+
+/* Anonymous memory, over-mapped by `align` so hva can be aligned inside it. */
+static int map_anon_aligned(struct guest_ram *ram, uint64_t size, uint64_t align,
+			    int flags)
+{
+	uint64_t len = size + align;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	ram->map_base = p;
+	ram->map_bytes = len;
+	ram->hva = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	return 0;
+}
+
+/* 4 KiB pages, even where THP is "always": the baseline for fault counts. */
+static int map_anon(struct guest_ram *ram, uint64_t size)
+{
+	int r = map_anon_aligned(ram, size, SZ_2M, 0);
+
+	if (!r && madvise(ram->hva, size, MADV_NOHUGEPAGE))
+		r = -errno;
+	return r;
+}
+
+static int map_thp(struct guest_ram *ram, uint64_t size)
+{
+	int r = map_anon_aligned(ram, size, SZ_2M, 0);
+
+	if (!r && madvise(ram->hva, size, MADV_HUGEPAGE))
+		r = -errno;
+	return r;
+}
+
+/* Without MAP_NORESERVE: the pool is reserved now, so a short pool fails here, not later. */
+static int map_hugetlb(struct guest_ram *ram, uint64_t size, int huge_flag)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | huge_flag, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	ram->map_base = ram->hva = p;
+	ram->map_bytes = size;
+	return 0;
+}
+
+static int map_hugetlb2m(struct guest_ram *ram, uint64_t size)
+{
+	return map_hugetlb(ram, size, MAP_HUGE_2MB);
+}
+
+static int map_hugetlb1g(struct guest_ram *ram, uint64_t size)
+{
+	return map_hugetlb(ram, size, MAP_HUGE_1GB);
+}
+
+static int map_memfd(struct guest_ram *ram, uint64_t size)
+{
+	int fd = memfd_create("minivmm-ram", MFD_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size))
+		goto fail;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	ram->fd = fd;
+	ram->map_base = ram->hva = p;
+	ram->map_bytes = size;
+	return 0;
+fail : {
+	int e = -errno;
+
+	close(fd);
+	return e;
+}
+}
+
+const struct mm_backend mm_backends[MM_BACKING_COUNT] = {
+	[MM_ANON] = { MM_ANON, "anon", "anonymous memory, 4 KiB pages (MADV_NOHUGEPAGE)",
+		      4096, NULL, map_anon },
+	[MM_THP] = { MM_THP, "thp",
+		     "anonymous memory with MADV_HUGEPAGE (2 MiB when it can)", SZ_2M,
+		     NULL, map_thp },
+	[MM_HUGETLB2M] = { MM_HUGETLB2M, "hugetlb2m", "hugetlbfs pool, 2 MiB pages",
+			   SZ_2M, "/sys/kernel/mm/hugepages/hugepages-2048kB",
+			   map_hugetlb2m },
+	[MM_HUGETLB1G] = { MM_HUGETLB1G, "hugetlb1g", "hugetlbfs pool, 1 GiB pages",
+			   SZ_1G, "/sys/kernel/mm/hugepages/hugepages-1048576kB",
+			   map_hugetlb1g },
+	[MM_MEMFD] = { MM_MEMFD, "memfd", "shared memory from memfd_create, 4 KiB pages",
+		       4096, NULL, map_memfd },
+};
+_Static_assert(sizeof(mm_backends) / sizeof(mm_backends[0]) == MM_BACKING_COUNT,
+	       "one backend per enum mm_backing");
