@@ -18,6 +18,7 @@ _Static_assert(sizeof(union hc_args) >= sizeof(struct mvm_hc_abort), "hc_args to
 
 static const uint32_t rec_size[] = {
 	[MVM_REC_SWEEP] = sizeof(struct mvm_rec_sweep),
+	[MVM_REC_TOUCH] = sizeof(struct mvm_rec_touch),
 };
 
 static int violation(char *err, size_t errlen, const char *fmt, ...)
@@ -157,9 +158,10 @@ static void zero_runs(struct vm *vm, const struct mvm_zero_run *runs, uint32_t n
 /* Keep a batch of result records and print its table (one batch per iteration). */
 static int records(struct vm *vm, const struct mvm_hc_records *a)
 {
-	const struct mvm_rec_sweep *recs =
-		mm_gpa_to_hva(&vm->ram, a->recs_gpa, (uint64_t)a->count * sizeof(*recs));
-	int r = results_add_sweep(vm, recs, a->count, stdout);
+	const void *recs = mm_gpa_to_hva(&vm->ram, a->recs_gpa,
+					 (uint64_t)a->count * rec_size[a->kind]);
+	int r = a->kind == MVM_REC_SWEEP ? results_add_sweep(vm, recs, a->count, stdout)
+					 : results_add_touch(vm, recs, a->count);
 
 	if (r) {
 		vm_finish(vm, END_HOST_ERROR, 0, "host-error",

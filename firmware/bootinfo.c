@@ -77,5 +77,10 @@ void bootinfo_parse(const void *fdt)
 	if (node < 0)
 		bad("/chosen", node);
 	fw_boot.tsc_khz = prop_u32(fdt, node, "minivmm,tsc-khz");
+	{
+		const char *e = fdt_getprop(fdt, node, "minivmm,eager", &len);
+
+		fw_boot.eager_touch = e && len == sizeof("touch") && !strcmp(e, "touch");
+	}
 	parse_args(fdt, node);
 }

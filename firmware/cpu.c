@@ -48,10 +48,15 @@ void cpu_init(uint32_t index)
  * may be raised from CPL3: on PVM, INT n for other n raises #UD and SYSCALL
  * does not enter CPL0, while INT3 is delivered through this IDT like #PF.
  */
-void idt_init(void)
+void idt_load(void)
 {
 	struct dtr idtr = { sizeof(idt) - 1, (uintptr_t)idt };
 
+	__asm__ volatile("lidt %0" : : "m"(idtr));
+}
+
+void idt_init(void)
+{
 	for (int v = 0; v < 256; v++) {
 		uint64_t h = (uintptr_t)trap_stubs + 16 * (uint64_t)v;
 
@@ -61,5 +66,5 @@ void idt_init(void)
 			    (0x8eULL | dpl << 5) << 40 | ((h >> 16) & 0xffff) << 48;
 		idt[v][1] = h >> 32;
 	}
-	__asm__ volatile("lidt %0" : : "m"(idtr));
+	idt_load();
 }

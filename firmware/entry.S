@@ -76,7 +76,7 @@ trap_common:
 	add $16, %rsp
 	iretq
 
-/* fw_enter_user(rip, rsp): drop to CPL3 with interrupts enabled. */
+/* fw_enter_user(rip, rsp, arg): drop to CPL3 with interrupts enabled, arg in RDI. */
 	.globl fw_enter_user
 fw_enter_user:
 	pushq $MVM_SEL_UDATA
@@ -84,6 +84,7 @@ fw_enter_user:
 	pushq $0x202
 	pushq $MVM_SEL_UCODE
 	push %rdi
+	mov %rdx, %rdi
 	xor %eax, %eax
 	mov %eax, %ds
 	mov %eax, %es

@@ -2,6 +2,10 @@
 #ifndef FW_FIRMWARE_H
 #define FW_FIRMWARE_H
 
+#define FW_MAX_VCPUS 256 /* vCPUs the firmware has per-CPU state for */
+
+#ifndef __ASSEMBLER__
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +31,7 @@ enum fw_sys {
 	SYS_STATS = 8,	 /* (struct fw_stats *) -> 0 */
 	SYS_ABORT = 9,	 /* (file, line, msg): guest-detected failure, exit 4 */
 	SYS_PHYS = 10,	 /* (len) -> direct-mapped never-used RAM, or -errno */
+	SYS_PARK = 11,	 /* (): this vCPU is done; the VM runs on */
 };
 
 #define FW_MAP_POPULATE 0x1 /* map and zero every page before returning */
@@ -43,6 +48,7 @@ struct fw_info {
 	uint32_t tsc_khz;
 	int argc;
 	const char *const *argv;
+	int eager_touch; /* --eager=touch: touch every page before the workload */
 };
 
 /* Guest-side counters, kept by the firmware. */
@@ -71,4 +77,5 @@ int fw_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int fw_snprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+#endif /* __ASSEMBLER__ */
 #endif /* FW_FIRMWARE_H */

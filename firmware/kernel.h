@@ -2,7 +2,8 @@
 #ifndef FW_KERNEL_H
 #define FW_KERNEL_H
 
-#define FW_MAX_VCPUS   256
+#include "firmware.h"
+
 #define FW_STACK_SHIFT 14 /* 16 KiB kernel stack per vCPU */
 #define FW_STACK_BYTES (1 << FW_STACK_SHIFT)
 /* System calls enter through INT3 (#BP), the one software interrupt PVM delivers. */
@@ -39,6 +40,7 @@ struct boot {
 	uint64_t mem_bytes;
 	uint32_t vcpus;
 	uint32_t tsc_khz;
+	int eager_touch;
 	int argc;
 	const char *argv[FW_MAX_ARGS + 1];
 	char argbuf[FW_ARGBUF_BYTES];
@@ -56,7 +58,8 @@ void hc_zero(const struct mvm_zero_run *runs, uint32_t count);
 
 /* cpu.c */
 void cpu_init(uint32_t index);
-void idt_init(void);
+void idt_init(void); /* build and load (vCPU 0) */
+void idt_load(void); /* load the IDT vCPU 0 built */
 
 /* bootinfo.c: parse the FDT at `fdt`; aborts the guest on malformed input. */
 void bootinfo_parse(const void *fdt);
@@ -73,7 +76,8 @@ uint64_t pmm_alloc_run(uint64_t max,
 		       uint64_t *pa); /* contiguous never-used pages, 0 when short */
 
 /* paging.c */
-void paging_init(void);
+void paging_init(void); /* build the direct map and load it (vCPU 0) */
+void paging_load(void); /* load vCPU 0's tables */
 uint64_t *paging_walk(uint64_t va, int alloc); /* the 4 KiB PTE for va */
 void paging_flush(uint64_t va, uint64_t pages);
 
@@ -81,14 +85,24 @@ void paging_flush(uint64_t va, uint64_t pages);
 int vm_fault(uint64_t va, uint64_t error);
 long vm_mmap(uint64_t len, uint64_t flags);
 long vm_munmap(uint64_t va, uint64_t len);
-extern struct fw_stats fw_stats;
+extern struct fw_stats
+	fw_stats[FW_MAX_VCPUS]; /* per vCPU: no sharing on the fault path */
 
 /* syscall.c */
 long syscall_dispatch(struct trapframe *tf);
 
 /* trap.c */
 void trap_dispatch(struct trapframe *tf);
-void fw_enter_user(uint64_t rip, uint64_t rsp);
+void fw_enter_user(uint64_t rip, uint64_t rsp, uint64_t arg);
+/* This vCPU's index, from the kernel stack in use: valid at CPL0 only. */
+static inline uint32_t this_cpu(void)
+{
+	extern char fw_stacks[];
+	uint64_t rsp;
+
+	__asm__ volatile("mov %%rsp, %0" : "=r"(rsp));
+	return (uint32_t)((rsp - (uintptr_t)fw_stacks) >> FW_STACK_SHIFT);
+}
 
 static inline uint64_t read_cr2(void)
 {

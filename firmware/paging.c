@@ -56,6 +56,11 @@ void paging_init(void)
 		pde[(pa >> 21) & 511] = pa | flags | PTE_PS;
 		pa += 2ULL << 20;
 	}
+	paging_load();
+}
+
+void paging_load(void)
+{
 	write_cr3((uintptr_t)pml4);
 }
 

@@ -41,13 +41,14 @@ static long sys_info(struct fw_info *out)
 	out->tsc_khz = fw_boot.tsc_khz;
 	out->argc = fw_boot.argc;
 	out->argv = fw_boot.argv;
+	out->eager_touch = fw_boot.eager_touch;
 	return 0;
 }
 
 static long sys_records(uint32_t kind, const void *recs, uint64_t count)
 {
 	if (count > MVM_RECORDS_MAX || (uintptr_t)recs >= fw_boot.mem_bytes)
-		return -FW_EINVAL;
+		return -FW_EINVAL; /* the VMM takes a guest-physical address: direct map only */
 	hc_records(kind, recs, (uint32_t)count);
 	return 0;
 }
@@ -74,11 +75,13 @@ long syscall_dispatch(struct trapframe *tf)
 	case SYS_RECORDS:
 		return sys_records((uint32_t)a, (const void *)b, c);
 	case SYS_STATS:
-		*(struct fw_stats *)a = fw_stats;
+		*(struct fw_stats *)a = fw_stats[this_cpu()];
 		return 0;
 	case SYS_PHYS:
 		a = pmm_alloc_fresh(a);
 		return a ? (long)a : -FW_ENOMEM;
+	case SYS_PARK:
+		hc_park();
 	case SYS_ABORT:
 		hc_abort_frame((const char *)a, (int)b, (const char *)c, 0, 0);
 	default:

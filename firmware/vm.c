@@ -9,14 +9,29 @@ struct mapping {
 	uint64_t start, end; /* [start, end), page-aligned */
 };
 
-/* Live mappings, kept dense: the #PF path scans only `nmaps` entries. */
+/*
+ * Live mappings, kept dense, under vm_lock. Mappings belong to the address
+ * space all vCPUs share, but the workloads keep each mapping to the vCPU
+ * that made it: munmap flushes only its own TLB (there is no shootdown).
+ */
 static struct mapping maps[MAX_MAPPINGS];
 static int nmaps;
-static uint64_t hint_lo, hint_hi; /* the mapping the last fault hit */
-static uint64_t pt_tag = ~0ULL;	  /* va >> 21 of the page table in pt_cache */
-static uint64_t *pt_cache;	  /* page tables are never freed: stays valid */
+static uint64_t maps_gen; /* bumped by munmap: per-vCPU hints revalidate */
 static volatile int vm_lock;
-struct fw_stats fw_stats;
+
+/*
+ * Per-vCPU state of the #PF fast path: the mapping the last fault hit, the
+ * page table it used (page tables are never freed, so the pointer stays
+ * valid), and a page left over from a lost race.
+ */
+struct fault_cache {
+	uint64_t lo, hi, gen;
+	uint64_t pt_tag; /* va >> 21 of pt, or ~0 */
+	uint64_t *pt;
+	uint64_t spare; /* a zeroed page to map next, or 0 */
+};
+static struct fault_cache fcache[FW_MAX_VCPUS];
+struct fw_stats fw_stats[FW_MAX_VCPUS];
 
 static void lock(void)
 {
@@ -56,15 +71,6 @@ static uint64_t first_fit(uint64_t len)
 	}
 }
 
-static void map_page(uint64_t *pte)
-{
-	uint64_t pa = pmm_alloc();
-
-	*pte = pa | PTE_P | PTE_W | PTE_U;
-	fw_stats.pages_mapped++;
-	fw_stats.pfn_sum += pa >> PAGE_SHIFT;
-}
-
 /*
  * Populate: one page-table walk per 2 MiB, pages taken a contiguous run at
  * a time, then a tight loop writing entries (emulated on PVM: every
@@ -72,11 +78,16 @@ static void map_page(uint64_t *pte)
  */
 static void populate(uint64_t start, uint64_t end)
 {
+	struct fw_stats *st = &fw_stats[this_cpu()];
 	uint64_t va = start;
 
 	while (va < end) {
-		uint64_t *pte = paging_walk(va, 1);
-		uint64_t stop = (va | ((2ULL << 20) - 1)) + 1;
+		uint64_t *pte, stop;
+
+		lock();
+		pte = paging_walk(va, 1);
+		unlock();
+		stop = (va | ((2ULL << 20) - 1)) + 1;
 
 		if (stop > end)
 			stop = end;
@@ -87,8 +98,8 @@ static void populate(uint64_t start, uint64_t end)
 			for (uint64_t k = 0; k < n; k++, entry += PAGE_SIZE)
 				*pte++ = entry;
 			va += n * PAGE_SIZE;
-			fw_stats.pages_mapped += n;
-			fw_stats.pfn_sum += n * (pa >> PAGE_SHIFT) + n * (n - 1) / 2;
+			st->pages_mapped += n;
+			st->pfn_sum += n * (pa >> PAGE_SHIFT) + n * (n - 1) / 2;
 		}
 	}
 }
@@ -146,7 +157,7 @@ static void batch_add(struct free_batch *b, uint64_t pa)
 /* Unmaps a whole mapping, last page first (see pmm.c for why the order matters). */
 long vm_munmap(uint64_t va, uint64_t len)
 {
-	static struct free_batch batch; /* under vm_lock */
+	struct free_batch batch; /* 4 KiB of this vCPU's 16 KiB kernel stack */
 	struct mapping *m;
 	uint64_t end, freed = 0;
 
@@ -159,7 +170,8 @@ long vm_munmap(uint64_t va, uint64_t len)
 	}
 	end = m->end;
 	*m = maps[--nmaps];
-	hint_lo = hint_hi = 0;
+	maps_gen++;
+	batch.n = 0;
 	/* One table walk per 2 MiB, then down its entries. */
 	for (uint64_t p = end; p > va;) {
 		uint64_t chunk = (p - 1) & ~((2ULL << 20) - 1),
@@ -183,7 +195,7 @@ long vm_munmap(uint64_t va, uint64_t len)
 		batch_flush(&batch);
 	else
 		paging_flush(va, len / PAGE_SIZE);
-	fw_stats.pages_freed += freed;
+	fw_stats[this_cpu()].pages_freed += freed;
 	unlock();
 	return 0;
 }
@@ -191,31 +203,49 @@ long vm_munmap(uint64_t va, uint64_t len)
 /*
  * #PF: map a fresh page for a not-present fault inside a live mapping. This
  * is the demand-paging hot path and runs emulated on PVM (~0.5 us per
- * instruction), so the last mapping hit and the last page table used are
- * cached: a sequential sweep walks the tables once per 2 MiB.
+ * instruction): the common case (same mapping, same page table as the last
+ * fault on this vCPU) takes no lock but the allocator's.
  */
 int vm_fault(uint64_t va, uint64_t error)
 {
-	uint64_t *pte;
+	uint32_t cpu = this_cpu();
+	struct fault_cache *c = &fcache[cpu];
+	uint64_t *pte, pa, none = 0;
 
 	if (error & PTE_P)
 		return -1; /* protection violation, not a missing page */
-	if (va - hint_lo >= hint_hi - hint_lo) {
-		struct mapping *m = va >= MMAP_BASE && va < MMAP_END ? find(va) : NULL;
+	if (va - c->lo >= c->hi - c->lo ||
+	    c->gen != __atomic_load_n(&maps_gen, __ATOMIC_ACQUIRE)) {
+		struct mapping *m;
 
+		lock();
+		m = va >= MMAP_BASE && va < MMAP_END ? find(va) : NULL;
+		if (m) {
+			c->lo = m->start;
+			c->hi = m->end;
+			c->gen = maps_gen;
+		}
+		unlock();
 		if (!m)
 			return -1;
-		hint_lo = m->start;
-		hint_hi = m->end;
 	}
-	if (va >> 21 != pt_tag) {
-		pt_cache = paging_walk(va & ~((2ULL << 20) - 1), 1);
-		pt_tag = va >> 21;
+	if (va >> 21 != c->pt_tag || !c->pt) {
+		lock();
+		c->pt = paging_walk(va & ~((2ULL << 20) - 1), 1);
+		unlock();
+		c->pt_tag = va >> 21;
 	}
-	pte = pt_cache + ((va >> 12) & 511);
-	if (*pte & PTE_P)
-		return 0; /* another vCPU mapped it first */
-	map_page(pte);
-	fw_stats.page_faults++;
+	pte = c->pt + ((va >> 12) & 511);
+	pa = c->spare ? c->spare : pmm_alloc();
+	c->spare = 0;
+	/* Another vCPU may map the same page first: keep ours for the next fault. */
+	if (!__atomic_compare_exchange_n(pte, &none, pa | PTE_P | PTE_W | PTE_U, 0,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+		c->spare = pa;
+		return 0;
+	}
+	fw_stats[cpu].pages_mapped++;
+	fw_stats[cpu].pfn_sum += pa >> PAGE_SHIFT;
+	fw_stats[cpu].page_faults++;
 	return 0;
 }

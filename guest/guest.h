@@ -39,15 +39,36 @@ void get_stats(struct fw_stats *st);
 void send_records(uint32_t kind, const void *recs, uint32_t count);
 void *phys_region(uint64_t len); /* never-used, direct-mapped RAM; NULL when short */
 
-/* Workloads: argv[0] is the workload's name; each returns its exit status. */
+/* What an SMP workload's code on each vCPU knows. */
+struct ctx {
+	uint32_t cpu;
+	int argc;
+	const char *const *argv;
+	const struct fw_info *info;
+};
+
+/* smp.c */
+struct barrier {
+	uint32_t count, gen;
+};
+void barrier_wait(struct barrier *b, uint32_t n); /* all n vCPUs meet here */
+void eager_touch(const struct ctx *c);		  /* every vCPU, before the workload */
+_Noreturn void park(void);			  /* this vCPU is done */
+
+/*
+ * Workloads: argv[0] is the workload's name; main returns the exit status.
+ * main runs on vCPU 0 while the others park; smp_main, where present, runs
+ * on every vCPU (the return value of vCPU 0's counts).
+ */
 struct workload {
 	const char *name;
 	const char *usage;
 	int (*main)(int argc, const char *const *argv, const struct fw_info *info);
+	int (*smp_main)(const struct ctx *c);
 };
 int hello_main(int argc, const char *const *argv, const struct fw_info *info);
-int sweep_main(int argc, const char *const *argv, const struct fw_info *info);
-int flat_main(int argc, const char *const *argv, const struct fw_info *info);
+int sweep_main(const struct ctx *c);
+int flat_main(const struct ctx *c);
 extern const struct workload test_workloads[];
 
 #endif /* GUEST_H */

@@ -86,6 +86,14 @@ void get_stats(struct fw_stats *st)
 	sys3(SYS_STATS, (long)st, 0, 0);
 }
 
+_Noreturn void park(void)
+{
+	flush();
+	sys3(SYS_PARK, 0, 0, 0);
+	for (;;)
+		;
+}
+
 void *phys_region(uint64_t len)
 {
 	long r = sys3(SYS_PHYS, (long)len, 0, 0);

@@ -1,11 +1,15 @@
-/* Workload dispatch: the first guest argument names the workload. */
+/* Workload dispatch on every vCPU: the first guest argument names the workload. */
 #include "guest.h"
 
+static int help_main(int argc, const char *const *argv, const struct fw_info *info);
+
 static const struct workload workloads[] = {
-	{ "sweep", "sweep [--max-mib N] [--iterations N]   (the default)", sweep_main },
-	{ "flat", "flat [--max-mib N] [--iterations N]", flat_main },
-	{ "hello", "hello", hello_main },
-	{ NULL, NULL, NULL },
+	{ "sweep", "sweep [--max-mib N] [--iterations N] [--parallel]   (the default)",
+	  NULL, sweep_main },
+	{ "flat", "flat [--max-mib N] [--iterations N] [--parallel]", NULL, flat_main },
+	{ "hello", "hello", hello_main, NULL },
+	{ "help", "help", help_main, NULL },
+	{ NULL, NULL, NULL, NULL },
 };
 
 static const struct workload *lookup(const struct workload *w, const char *name)
@@ -26,26 +30,56 @@ static void usage(void)
 			printf("  %s\n", w->usage);
 }
 
-/* Entered at CPL3 from the firmware; never returns. */
-void guest_main(void);
-void guest_main(void)
+static int help_main(int argc, const char *const *argv, const struct fw_info *info)
+{
+	(void)argc;
+	(void)argv;
+	(void)info;
+	usage();
+	return 0;
+}
+
+/* vCPU 0 names the workload; the others wait for it (natively, at CPL3). */
+static const struct workload *volatile chosen;
+static volatile int decided;
+
+/*
+ * Entered at CPL3 on every vCPU from the firmware; never returns. With
+ * --eager=touch, every vCPU first touches its slice of RAM. Then vCPU 0
+ * picks the workload: an SMP one runs on every vCPU, any other on vCPU 0
+ * alone while the rest park.
+ */
+void guest_main(uint64_t cpu);
+void guest_main(uint64_t cpu)
 {
 	static const char *const dflt[] = { "sweep", NULL };
 	struct fw_info info;
-	const struct workload *w;
-	const char *const *argv;
-	int argc;
+	struct ctx c = { .cpu = (uint32_t)cpu, .info = &info };
+	const struct workload *w = NULL;
+	int status;
 
 	get_info(&info);
-	argc = info.argc ? info.argc : 1;
-	argv = info.argc ? info.argv : dflt;
-	w = lookup(workloads, argv[0]);
+	c.argc = info.argc ? info.argc : 1;
+	c.argv = info.argc ? info.argv : dflt;
+	if (info.eager_touch)
+		eager_touch(&c);
+	if (cpu != 0) {
+		while (!__atomic_load_n(&decided, __ATOMIC_ACQUIRE))
+			__builtin_ia32_pause();
+		if (chosen && chosen->smp_main)
+			chosen->smp_main(&c);
+		park();
+	}
+	w = lookup(workloads, c.argv[0]);
 	if (!w)
-		w = lookup(test_workloads, argv[0]);
+		w = lookup(test_workloads, c.argv[0]);
+	chosen = w;
+	__atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
 	if (!w) {
-		printf("guest: unknown workload '%s'\n", argv[0]);
+		printf("guest: unknown workload '%s'\n", c.argv[0]);
 		usage();
 		exit(2);
 	}
-	exit(w->main(argc, argv, &info));
+	status = w->smp_main ? w->smp_main(&c) : w->main(c.argc, c.argv, &info);
+	exit(status);
 }

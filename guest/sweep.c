@@ -4,25 +4,46 @@
 #define MIB	    (1UL << 20)
 #define PAGE	    4096UL
 #define MAX_DEFAULT 1024 /* MiB: the seed's largest size */
-#define MAX_SIZES   32
+#define MAX_SIZES   40
 
-struct sweep_opts {
+struct opts {
 	uint64_t max_mib;
 	uint64_t iterations;
+	int parallel;
 };
 
-static int parse_opts(int argc, const char *const *argv, struct sweep_opts *o)
+/* Shared by every vCPU of a run (CPL3 code runs in one address space). */
+static struct {
+	struct opts o;
+	int bad;
+	uint32_t n; /* vCPUs taking part */
+	uint32_t nsizes;
+	struct mvm_rec_sweep *recs; /* [vcpu][size][mode] of the current iteration */
+	struct mvm_rec_sweep all[2 * MAX_SIZES];
+	char *flat_region;
+	uint64_t t[3]; /* vCPU 0's phase clock: start, mapped, touched */
+	struct barrier bar;
+} run;
+
+static int parse_opts(const struct ctx *c, struct opts *o)
 {
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < c->argc; i++) {
+		const char *a = c->argv[i];
 		uint64_t *dst = NULL;
 
-		if (!strcmp(argv[i], "--max-mib"))
+		if (!strcmp(a, "--parallel")) {
+			o->parallel = 1;
+			continue;
+		}
+		if (!strcmp(a, "--max-mib"))
 			dst = &o->max_mib;
-		else if (!strcmp(argv[i], "--iterations"))
+		else if (!strcmp(a, "--iterations"))
 			dst = &o->iterations;
-		if (!dst || i + 1 == argc || parse_u64(argv[i + 1], dst) || *dst == 0) {
-			printf("guest: %s: bad option '%s'\n", argv[0], argv[i]);
-			printf("usage: %s [--max-mib N] [--iterations N]\n", argv[0]);
+		if (!dst || i + 1 == c->argc || parse_u64(c->argv[i + 1], dst) ||
+		    *dst == 0 || *dst > (1UL << 30)) {
+			printf("guest: %s: bad option '%s'\n", c->argv[0], a);
+			printf("usage: %s [--max-mib N] [--iterations N] [--parallel]\n",
+			       c->argv[0]);
 			return -1;
 		}
 		i++;
@@ -30,13 +51,17 @@ static int parse_opts(int argc, const char *const *argv, struct sweep_opts *o)
 	return 0;
 }
 
-/* Largest power of two (MiB) with `need(size)` bytes free, capped at MAX_DEFAULT. */
-static uint64_t default_max(uint64_t free_bytes, int flat)
+/*
+ * Largest power of two (MiB, at most MAX_DEFAULT) each of n vCPUs can use:
+ * sweep reuses freed pages, so needs its largest size plus page tables;
+ * flat gives every size fresh memory, so needs 2N - 1.
+ */
+static uint64_t default_max(uint64_t free_bytes, uint32_t n, int flat)
 {
 	uint64_t mib = MAX_DEFAULT;
 
-	/* sweep reuses pages, so needs its largest size (+ page tables); flat needs 2N-1. */
-	while (mib > 1 && (flat ? 2 * mib - 1 : mib + mib / 256 + 1) * MIB > free_bytes)
+	while (mib > 1 &&
+	       n * (flat ? 2 * mib - 1 : mib + mib / 256 + 2) * MIB > free_bytes)
 		mib /= 2;
 	return mib;
 }
@@ -48,122 +73,199 @@ static void touch(volatile char *p, uint64_t bytes)
 		p[off] = 1;
 }
 
-static void measure(struct mvm_rec_sweep *r, uint32_t mode, uint64_t size_mib)
+/* In parallel runs all vCPUs start each phase together; vCPU 0 keeps the wall clock. */
+static void phase(const struct ctx *c, int which)
 {
-	uint64_t bytes = size_mib * MIB, t0, t1, t2;
+	if (run.n > 1)
+		barrier_wait(&run.bar, run.n);
+	if (c->cpu == 0)
+		run.t[which] = rdtsc();
+}
+
+/* The aggregate of measurement k: wall-clock map and touch of all vCPUs together. */
+static void wall(const struct ctx *c, uint32_t k)
+{
+	if (c->cpu == 0 && run.n > 1) {
+		run.all[k].map_cycles = run.t[1] - run.t[0];
+		run.all[k].touch_cycles = run.t[2] - run.t[1];
+	}
+}
+
+/* sweep: mmap (populate or demand), touch, munmap; map and touch timed. */
+static void measure_sweep(const struct ctx *c, struct mvm_rec_sweep *r, uint64_t mib)
+{
+	uint64_t bytes = mib * MIB, t0, t1, t2;
 	struct fw_stats s0, s1;
 	char *p;
 
+	phase(c, 0);
 	get_stats(&s0);
 	t0 = rdtsc();
-	p = mmap_anon(bytes, mode == MVM_MODE_POPULATE ? FW_MAP_POPULATE : 0);
-	t1 = rdtsc();
+	p = mmap_anon(bytes, r->mode == MVM_MODE_POPULATE ? FW_MAP_POPULATE : 0);
+	r->map_cycles = rdtsc() - t0;
 	if (!p)
-		FAIL("mmap of %lu MiB failed", size_mib);
+		FAIL("vCPU %u: mmap of %lu MiB failed", c->cpu, mib);
+	phase(c, 1);
+	t1 = rdtsc();
 	touch(p, bytes);
 	t2 = rdtsc();
 	get_stats(&s1);
+	phase(c, 2);
 	if (munmap(p, bytes))
-		FAIL("munmap of %lu MiB failed", size_mib);
+		FAIL("vCPU %u: munmap of %lu MiB failed", c->cpu, mib);
 	r->unmap_cycles = rdtsc() - t2;
-	r->mode = mode;
-	r->map_cycles = t1 - t0;
 	r->touch_cycles = t2 - t1;
 	r->pages = bytes / PAGE;
 	r->guest_faults = s1.page_faults - s0.page_faults;
 	r->pfn_sum = s1.pfn_sum - s0.pfn_sum;
 }
 
-int sweep_main(int argc, const char *const *argv, const struct fw_info *info)
+/* flat: touch this vCPU's never-used, direct-mapped share; no guest faults possible. */
+static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
+			 uint64_t mib)
 {
-	struct sweep_opts o = { 0, 5 };
-	static struct mvm_rec_sweep recs[2 * MAX_SIZES];
+	uint64_t bytes = mib * MIB, t0, t1;
+	struct fw_stats s0, s1;
 
-	if (parse_opts(argc, argv, &o))
-		return 2;
-	if (!o.max_mib)
-		o.max_mib = default_max(info->free_bytes, 0);
-	printf("sweep: 1..%lu MiB, %lu iterations, demand and populate, map + touch "
-	       "timed\n",
-	       o.max_mib, o.iterations);
-	for (uint64_t it = 1; it <= o.iterations; it++) {
-		uint32_t n = 0;
+	phase(c, 0);
+	phase(c, 1);
+	get_stats(&s0);
+	t0 = rdtsc();
+	touch(p, bytes);
+	t1 = rdtsc();
+	get_stats(&s1);
+	phase(c, 2);
+	r->touch_cycles = t1 - t0;
+	r->pages = bytes / PAGE;
+	r->guest_faults = s1.page_faults - s0.page_faults;
+	r->pfn_sum = ((uintptr_t)p / PAGE) * r->pages + r->pages * (r->pages - 1) / 2;
+}
 
-		for (uint64_t mib = 1; mib <= o.max_mib && n + 2 <= 2 * MAX_SIZES;
-		     mib *= 2) {
-			for (uint32_t mode = MVM_MODE_DEMAND; mode <= MVM_MODE_POPULATE;
-			     mode++) {
-				struct mvm_rec_sweep *r = &recs[n++];
+/* vCPU 0, once all vCPUs finished an iteration: aggregates, then every record. */
+static void report(uint32_t per_cpu)
+{
+	uint32_t total = run.n * per_cpu, sent = 0;
 
-				*r = (struct mvm_rec_sweep){ .workload = MVM_WL_SWEEP,
-							     .iteration = (uint32_t)it,
-							     .size_mib = (uint32_t)mib };
-				measure(r, mode, mib);
+	if (run.n > 1) {
+		for (uint32_t k = 0; k < per_cpu; k++) {
+			struct mvm_rec_sweep *a = &run.all[k];
+			uint64_t map = a->map_cycles, touched = a->touch_cycles;
+
+			*a = run.recs[k];
+			a->vcpu = MVM_VCPU_ALL;
+			a->map_cycles = map;
+			a->touch_cycles = touched;
+			a->pages = a->guest_faults = a->pfn_sum = a->unmap_cycles = 0;
+			for (uint32_t v = 0; v < run.n; v++) {
+				const struct mvm_rec_sweep *r =
+					&run.recs[v * per_cpu + k];
+
+				a->pages += r->pages;
+				a->guest_faults += r->guest_faults;
+				a->pfn_sum += r->pfn_sum;
+				if (r->unmap_cycles > a->unmap_cycles)
+					a->unmap_cycles = r->unmap_cycles;
 			}
 		}
-		/* One exit per iteration, outside every timed region. */
-		send_records(MVM_REC_SWEEP, recs, n);
+		/* Aggregates first: they are what the table shows. */
+		send_records(MVM_REC_SWEEP, run.all, per_cpu);
+	}
+	while (sent < total) {
+		uint32_t n =
+			total - sent < MVM_RECORDS_MAX ? total - sent : MVM_RECORDS_MAX;
+
+		send_records(MVM_REC_SWEEP, run.recs + sent, n);
+		sent += n;
+	}
+}
+
+static int run_sweep(const struct ctx *c, uint32_t workload)
+{
+	int flat = workload == MVM_WL_FLAT;
+
+	if (c->cpu == 0) {
+		run.o = (struct opts){ 0, 5, 0 };
+		run.bad = parse_opts(c, &run.o) != 0;
+		run.n = run.o.parallel ? c->info->vcpus : 1;
+		if (!run.o.max_mib)
+			run.o.max_mib = default_max(c->info->free_bytes, run.n, flat);
+		run.nsizes = 0;
+		for (uint64_t mib = 1; mib <= run.o.max_mib && run.nsizes < MAX_SIZES;
+		     mib *= 2)
+			run.nsizes++;
+		run.recs =
+			run.bad ? NULL
+				: phys_region(run.n * 2 * run.nsizes * sizeof(*run.recs));
+		if (!run.bad && flat) {
+			uint64_t share = ((1ULL << run.nsizes) - 1) * MIB;
+
+			run.flat_region = phys_region(run.n * share);
+			if (!run.flat_region)
+				FAIL("no %lu MiB of free physical memory for flat",
+				     run.n * share / MIB);
+		}
+		if (!run.bad && !run.recs)
+			FAIL("no memory for %u result records", run.n * 2 * run.nsizes);
+		if (!run.bad)
+			printf("%s: 1..%lu MiB%s, %lu iterations, %s\n", c->argv[0],
+			       run.o.max_mib, run.n > 1 ? " per vCPU" : "",
+			       run.o.iterations,
+			       flat ? "direct-mapped (no guest faults), touch timed"
+				    : "demand and populate, map + touch timed");
+		if (run.n > 1 && !run.bad)
+			printf("%s: --parallel: %u vCPUs at once, like KVM selftests' "
+			       "memstress\n",
+			       c->argv[0], run.n);
+	}
+	/* Secondaries learn the options from vCPU 0 (it parsed them before this barrier). */
+	if (c->info->vcpus > 1)
+		barrier_wait(&run.bar, c->info->vcpus);
+	if (run.bad)
+		return 2;
+	if (c->cpu >= run.n)
+		return 0; /* not --parallel: only vCPU 0 sweeps */
+	for (uint64_t it = 1; it <= run.o.iterations; it++) {
+		uint32_t per_cpu = flat ? run.nsizes : 2 * run.nsizes, k = 0;
+		char *p = run.flat_region + c->cpu * (((1ULL << run.nsizes) - 1) * MIB);
+
+		for (uint64_t mib = 1; k < per_cpu; mib *= 2) {
+			for (uint32_t mode = MVM_MODE_DEMAND; mode <= MVM_MODE_POPULATE;
+			     mode++) {
+				struct mvm_rec_sweep *r = &run.recs[c->cpu * per_cpu + k];
+
+				if (flat && mode == MVM_MODE_POPULATE)
+					continue;
+				*r = (struct mvm_rec_sweep){ .workload = workload,
+							     .mode = mode,
+							     .iteration = (uint32_t)it,
+							     .size_mib = (uint32_t)mib,
+							     .vcpu = c->cpu };
+				if (flat) {
+					measure_flat(c, r, p, mib);
+					p += mib * MIB;
+				} else {
+					measure_sweep(c, r, mib);
+				}
+				wall(c, k++);
+			}
+		}
+		if (run.n > 1)
+			barrier_wait(&run.bar, run.n);
+		/* One exit per iteration (a few for many vCPUs), outside every timed region. */
+		if (c->cpu == 0)
+			report(per_cpu);
+		if (run.n > 1)
+			barrier_wait(&run.bar, run.n);
 	}
 	return 0;
 }
 
-/*
- * flat: the kernel hands out physical memory that its boot-time direct map
- * already covers, so the guest takes no page faults at all; each size gets
- * its own never-touched range. Iteration 1 pays only the hypervisor's
- * first-touch cost (host allocation + EPT/NPT or shadow fault), later
- * iterations pay nothing of the kind.
- */
-int flat_main(int argc, const char *const *argv, const struct fw_info *info)
+int sweep_main(const struct ctx *c)
 {
-	struct sweep_opts o = { 0, 5 };
-	static struct mvm_rec_sweep recs[MAX_SIZES];
-	char *region;
-	uint64_t total;
+	return run_sweep(c, MVM_WL_SWEEP);
+}
 
-	if (parse_opts(argc, argv, &o))
-		return 2;
-	if (!o.max_mib)
-		o.max_mib = default_max(info->free_bytes, 1);
-	total = 0;
-	for (uint64_t mib = 1; mib <= o.max_mib; mib *= 2)
-		total += mib * MIB;
-	region = phys_region(total);
-	if (!region)
-		FAIL("no %lu MiB of free physical memory for flat", total / MIB);
-	printf("flat: 1..%lu MiB, %lu iterations, direct-mapped (no guest faults), touch "
-	       "timed\n",
-	       o.max_mib, o.iterations);
-	for (uint64_t it = 1; it <= o.iterations; it++) {
-		uint32_t n = 0;
-		char *p = region;
-
-		for (uint64_t mib = 1; mib <= o.max_mib && n < MAX_SIZES; mib *= 2) {
-			struct mvm_rec_sweep *r = &recs[n++];
-			struct fw_stats s0, s1;
-			uint64_t t0, t1;
-
-			get_stats(&s0);
-			t0 = rdtsc();
-			touch(p, mib * MIB);
-			t1 = rdtsc();
-			get_stats(&s1);
-			*r = (struct mvm_rec_sweep){
-				.workload = MVM_WL_FLAT,
-				.mode = MVM_MODE_DEMAND,
-				.iteration = (uint32_t)it,
-				.size_mib = (uint32_t)mib,
-				.touch_cycles = t1 - t0,
-				.pages = mib * MIB / PAGE,
-				.guest_faults = s1.page_faults - s0.page_faults,
-				.pfn_sum =
-					((uint64_t)(uintptr_t)p / PAGE) *
-						(mib * MIB / PAGE) +
-					(mib * MIB / PAGE) * (mib * MIB / PAGE - 1) / 2,
-			};
-			p += mib * MIB;
-		}
-		send_records(MVM_REC_SWEEP, recs, n);
-	}
-	return 0;
+int flat_main(const struct ctx *c)
+{
+	return run_sweep(c, MVM_WL_FLAT);
 }

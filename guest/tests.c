@@ -77,11 +77,11 @@ static int assert_main(int argc, const char *const *argv, const struct fw_info *
 }
 
 const struct workload test_workloads[] = {
-	{ "exit", "exit N", exit_main },
-	{ "touch", "touch ADDR", touch_main },
-	{ "spin", "spin", spin_main },
-	{ "ud2", "ud2", ud2_main },
-	{ "munmap-touch", "munmap-touch", munmap_touch_main },
-	{ "assert", "assert", assert_main },
-	{ NULL, NULL, NULL },
+	{ "exit", "exit N", exit_main, NULL },
+	{ "touch", "touch ADDR", touch_main, NULL },
+	{ "spin", "spin", spin_main, NULL },
+	{ "ud2", "ud2", ud2_main, NULL },
+	{ "munmap-touch", "munmap-touch", munmap_touch_main, NULL },
+	{ "assert", "assert", assert_main, NULL },
+	{ NULL, NULL, NULL, NULL },
 };

@@ -119,6 +119,7 @@ struct mvm_hc_abort {
 /* Result records, sent in batches (never one exit per record). */
 enum mvm_rec_kind {
 	MVM_REC_SWEEP = 1, /* struct mvm_rec_sweep */
+	MVM_REC_TOUCH = 2, /* struct mvm_rec_touch */
 };
 
 #define MVM_RECORDS_MAX 1024 /* records per hypercall */
@@ -128,6 +129,17 @@ struct mvm_hc_records {
 	uint32_t kind;	/* enum mvm_rec_kind */
 	uint32_t count; /* records at recs_gpa, at most MVM_RECORDS_MAX */
 	uint64_t recs_gpa;
+};
+
+#define MVM_VCPU_ALL 0xffffffffu /* a record's vcpu when it sums up all vCPUs */
+
+/* --eager=touch: what one vCPU (or MVM_VCPU_ALL: the whole pass) touched. */
+struct mvm_rec_touch {
+	uint32_t vcpu;
+	uint32_t pad;
+	uint64_t start_gpa, end_gpa; /* the vCPU's slice (mvm_slice, 2 MiB units) */
+	uint64_t pages;		     /* pages written (page 0 is never mapped) */
+	uint64_t cycles;	     /* TSC cycles */
 };
 
 /*
@@ -150,8 +162,6 @@ struct mvm_hc_zero {
 
 enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };
 enum mvm_mode { MVM_MODE_DEMAND = 1, MVM_MODE_POPULATE = 2 };
-
-#define MVM_VCPU_ALL 0xffffffffu /* mvm_rec_sweep.vcpu of an all-vCPU aggregate */
 
 /* One measurement: map then touch `pages` pages; times in TSC cycles. */
 struct mvm_rec_sweep {

@@ -292,6 +292,41 @@ void eager_write_json(const struct vm *vm, struct json *j)
 		}
 		json_end_array(j);
 	}
+	if (e->strategy == EAGER_TOUCH) {
+		double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
+		const struct results *r = &vm->res;
+
+		json_u64(j, "threads", vm->nvcpus);
+		json_bool(j, "on_vcpu_threads", 1);
+		json_begin_array(j, "per_thread");
+		for (size_t i = 0; i < r->ntouch; i++) {
+			const struct mvm_rec_touch *t = &r->touch[i];
+			double s = (double)t->cycles / cycles_per_s;
+
+			if (t->vcpu == MVM_VCPU_ALL)
+				continue;
+			json_begin_object(j, NULL);
+			json_u64(j, "vcpu", t->vcpu);
+			json_u64(j, "gpa", t->start_gpa);
+			json_u64(j, "end_gpa", t->end_gpa);
+			json_u64(j, "pages", t->pages);
+			json_u64(j, "bytes", t->pages * MVM_PAGE_BYTES);
+			json_double(j, "seconds", s);
+			json_double(j, "gib_per_s",
+				    s > 0 ? (double)t->pages * MVM_PAGE_BYTES / GIB / s
+					  : 0);
+			json_end_object(j);
+		}
+		json_end_array(j);
+		for (size_t i = 0; i < r->ntouch; i++) {
+			if (r->touch[i].vcpu != MVM_VCPU_ALL)
+				continue;
+			json_u64(j, "pages", r->touch[i].pages);
+			json_u64(j, "bytes", r->touch[i].pages * MVM_PAGE_BYTES);
+			json_double(j, "seconds",
+				    (double)r->touch[i].cycles / cycles_per_s);
+		}
+	}
 	json_begin_array(j, "fallbacks");
 	if (vm->cfg->eager == EAGER_AUTO && !vm->plat.pre_fault)
 		json_string(j, NULL, "auto: no KVM_PRE_FAULT_MEMORY, used populate");

@@ -160,6 +160,7 @@ static void teardown(struct vm *vm)
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
 	free(vm->res.sweep);
+	free(vm->res.touch);
 	free(vm->eager.th);
 }
 

@@ -38,11 +38,51 @@ int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t 
 	/* One copy out of guest memory: printing and JSON see what was checked here. */
 	memcpy(&r->sweep[r->nsweep], recs, n * sizeof(*recs));
 	if (f)
-		results_print_batch(vm, &r->sweep[r->nsweep], n, f);
+		results_print_batch(vm, &r->sweep[r->nsweep], n, r->sweep, r->nsweep, f);
 	r->nsweep += n;
 out:
 	pthread_mutex_unlock(&vm->lock);
 	return ret;
+}
+
+/* The guest's --eager=touch pass: kept (the last report wins) and printed. */
+int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t n)
+{
+	struct results *r = &vm->res;
+	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
+	struct mvm_rec_touch *copy = malloc(n * sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, recs, n * sizeof(*copy));
+	pthread_mutex_lock(&vm->lock);
+	free(r->touch);
+	r->touch = copy;
+	r->ntouch = n;
+	for (uint32_t i = 0; i < n && !vm->cfg->quiet; i++) {
+		const struct mvm_rec_touch *t = &copy[i];
+		double s = (double)t->cycles / cycles_per_s;
+		double gib = (double)t->pages * MVM_PAGE_BYTES / (1 << 30);
+
+		if (t->vcpu == MVM_VCPU_ALL)
+			printf("eager: touch (in the guest, CPL3), %u vCPUs, %.2f GiB in "
+			       "%.3f s "
+			       "(%.2f GiB/s)\n",
+			       n - 1, gib, s, s > 0 ? gib / s : 0);
+	}
+	for (uint32_t i = 0; i < n && !vm->cfg->quiet; i++) {
+		const struct mvm_rec_touch *t = &copy[i];
+		double s = (double)t->cycles / cycles_per_s;
+		double gib = (double)t->pages * MVM_PAGE_BYTES / (1 << 30);
+
+		if (t->vcpu != MVM_VCPU_ALL)
+			printf("  vCPU %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)\n",
+			       t->vcpu, gib, (unsigned long long)t->start_gpa, s,
+			       s > 0 ? gib / s : 0);
+	}
+	fflush(stdout);
+	pthread_mutex_unlock(&vm->lock);
+	return 0;
 }
 
 static const char *workload_name(uint32_t w)
@@ -100,7 +140,8 @@ static int same_table(const struct mvm_rec_sweep *a, const struct mvm_rec_sweep 
  * step, so its table has one column.
  */
 void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
-			 uint32_t n, FILE *f)
+			 uint32_t n, const struct mvm_rec_sweep *earlier, size_t nearlier,
+			 FILE *f)
 {
 	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 
@@ -110,6 +151,9 @@ void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
 
 		for (uint32_t k = 0; k < i && !seen; k++)
 			seen = same_table(&recs[k], t);
+		for (size_t k = 0; k < nearlier && !seen; k++)
+			seen = same_table(&earlier[k], t) &&
+			       earlier[k].vcpu == MVM_VCPU_ALL;
 		if (seen)
 			continue;
 		fprintf(f, "\nIteration %u%s\n\n", t->iteration,

@@ -98,6 +98,8 @@ struct vcpu {
 
 /* results.c: everything a run measured; written even when the run fails. */
 struct results {
+	struct mvm_rec_touch *touch; /* --eager=touch: per vCPU, then MVM_VCPU_ALL */
+	size_t ntouch;
 	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
 	size_t nsweep, capsweep;
 	double setup_s; /* main() -> first KVM_RUN */
@@ -217,8 +219,11 @@ void eager_write_json(const struct vm *vm, struct json *j);
 /* Keep a copy of n records and print their table to f (if not NULL). 0 or -errno. */
 int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n,
 		      FILE *f);
+int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t n);
+/* Print the tables of one batch, unless an earlier batch's aggregates already did. */
 void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
-			 uint32_t n, FILE *f);
+			 uint32_t n, const struct mvm_rec_sweep *earlier, size_t nearlier,
+			 FILE *f);
 int results_write_json(const struct vm *vm, const char *path);
 int exit_status_of(const struct vm *vm);
 
