@@ -103,7 +103,7 @@ guest/guest.bin: build/guest/guest.elf
 build/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $<
+	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $< -lpthread
 
 include tests/tests.mk
 

@@ -60,6 +60,9 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 /* MemAvailable in bytes from the text of /proc/meminfo; 0 when absent. */
 uint64_t mm_meminfo_available(const char *meminfo);
 
+/* Bytes of guest RAM resident in host memory now (mincore). -errno on failure. */
+int64_t mm_resident_bytes(const struct guest_ram *ram);
+
 /* Register the whole of `ram` as memslot 0 at guest-physical 0. Returns 0 or -errno. */
 int mm_memslot_register(int vm_fd, const struct guest_ram *ram);
 

@@ -129,6 +129,30 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 	return -ENOMEM;
 }
 
+int64_t mm_resident_bytes(const struct guest_ram *ram)
+{
+	const uint64_t chunk = 1ULL << 30, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	unsigned char *vec = malloc(chunk / page);
+	int64_t resident = 0;
+
+	if (!vec)
+		return -ENOMEM;
+	for (uint64_t off = 0; off < ram->size; off += chunk) {
+		uint64_t n = ram->size - off < chunk ? ram->size - off : chunk;
+
+		if (mincore(ram->hva + off, n, vec)) {
+			int e = -errno;
+
+			free(vec);
+			return e;
+		}
+		for (uint64_t i = 0; i < (n + page - 1) / page; i++)
+			resident += (vec[i] & 1) ? (int64_t)page : 0;
+	}
+	free(vec);
+	return resident;
+}
+
 int mm_memslot_register(int vm_fd, const struct guest_ram *ram)
 {
 	struct kvm_userspace_memory_region r = {

@@ -39,7 +39,9 @@ int eager_plan(struct vm *vm, char *err, size_t errlen)
 	}
 	if (e->strategy == EAGER_NONE)
 		return 0;
-	if (mm_ram_check_capacity(vm->ram.backend, vm->ram.size, err, errlen))
+	/* hugetlb pools were reserved by the mapping itself: mm_ram_create checked them. */
+	if (!vm->ram.backend->hugetlb_sysfs &&
+	    mm_ram_check_capacity(vm->ram.backend, vm->ram.size, err, errlen))
 		return -1;
 	if (!eager_host_side(vm))
 		return 0;
@@ -165,6 +167,7 @@ int eager_wait(struct vm *vm, const sigset_t *waitset)
 	e->t_end = now_s();
 	if (bar)
 		progress(vm, 1);
+	e->resident_bytes = mm_resident_bytes(&vm->ram);
 	for (unsigned i = 0; i < e->nthreads && !err; i++) {
 		struct eager_thread *t = &e->th[i];
 
@@ -256,6 +259,11 @@ void eager_report(const struct vm *vm, FILE *f)
 		fprintf(f, "%s\n",
 			t->fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
+	if (e->resident_bytes >= 0)
+		fprintf(f,
+			"  resident on the host afterwards (mincore): %.2f GiB of %.2f "
+			"GiB\n",
+			(double)e->resident_bytes / GIB, (double)vm->ram.size / GIB);
 }
 
 void eager_write_json(const struct vm *vm, struct json *j)
@@ -270,6 +278,7 @@ void eager_write_json(const struct vm *vm, struct json *j)
 		json_bool(j, "on_vcpu_threads", e->on_vcpu_threads);
 		json_u64(j, "bytes", e->total_bytes);
 		json_double(j, "seconds", e->t_end - e->t_start);
+		json_i64(j, "resident_bytes_after", e->resident_bytes);
 		json_begin_array(j, "per_thread");
 		for (unsigned i = 0; i < e->nthreads; i++) {
 			const struct eager_thread *t = &e->th[i];

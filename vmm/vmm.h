@@ -129,6 +129,7 @@ struct eager_run {
 	unsigned done;	     /* threads finished, under vm->lock */
 	int go;		     /* vCPU threads may enter the guest, under vm->lock */
 	double t_start, t_end;
+	int64_t resident_bytes; /* guest RAM resident on the host after eager (mincore) */
 };
 
 struct unclaimed {

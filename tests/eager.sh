@@ -1,0 +1,96 @@
+# Memory backings, eager population and the SMP guest on /dev/kvm.
+S="sweep --max-mib 8 --iterations 2"
+
+# Each backing that can be set up here runs a small sweep.
+for b in anon thp memfd; do
+	expect "backing-$b" 0 '' '^Iteration 2$' -- \
+		$MINIVMM --mem 64M --backing $b -o "$OUT/backing-$b.json" $GUEST -- $S
+	jq_true "backing-$b-json" "$OUT/backing-$b.json" \
+		".config.backing == \"$b\" and ([.sweep[] | select(.mode == \"demand\") | .guest_faults == .pages] | all) and (.sweep | length == 16)"
+done
+
+# hugetlb: reserve pages through sysfs (root), run, restore the pool as it was.
+hugetlb_case() {
+	local b=$1 dir=$2 pages=$3 mem=$4 old got
+	if [ "$(id -u)" != 0 ] || [ ! -w "$dir/nr_hugepages" ]; then
+		skip "backing-$b" "needs root and $dir"
+		return
+	fi
+	old=$(cat "$dir/nr_hugepages")
+	echo $((old + pages)) >"$dir/nr_hugepages" 2>/dev/null
+	got=$(cat "$dir/nr_hugepages")
+	if [ "$got" -lt $((old + pages)) ]; then
+		echo "$old" >"$dir/nr_hugepages"
+		skip "backing-$b" "the kernel gave $((got - old)) of $pages huge pages (fragmented memory)"
+		return
+	fi
+	expect "backing-$b" 0 '' '^Iteration 2$' -- \
+		$MINIVMM --mem "$mem" --backing $b --eager=populate -o "$OUT/backing-$b.json" $GUEST -- $S
+	jq_true "backing-$b-resident" "$OUT/backing-$b.json" \
+		'.eager.resident_bytes_after == .config.mem_bytes and .config.backing_page_bytes > 4096'
+	echo "$old" >"$dir/nr_hugepages"
+}
+H=/sys/kernel/mm/hugepages
+hugetlb_case hugetlb2m $H/hugepages-2048kB 32 64M
+hugetlb_case hugetlb1g $H/hugepages-1048576kB 1 1G
+expect hugetlb-pool-too-small 3 'hugetlb pool has [0-9]+ free pages.*echo [0-9]+ > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages' '' -- \
+	$MINIVMM --mem 256G --backing hugetlb2m $GUEST -- hello
+expect hugetlb1g-unaligned 2 'multiple of that backing' '' -- \
+	$MINIVMM --mem 1026M --backing hugetlb1g $GUEST -- hello
+
+# --eager=populate: resident afterwards, and the first flat pass is much faster than lazy.
+F="flat --max-mib 64 --iterations 2"
+expect flat-lazy 0 '' '' -- $MINIVMM -q --mem 512M -o "$OUT/flat-lazy.json" $GUEST -- $F
+expect eager-populate 0 '' 'eager: populate \(MADV_POPULATE_WRITE\), 2 threads \(on the vCPU threads\)' -- \
+	$MINIVMM --mem 512M --vcpus 2 --eager=populate -o "$OUT/flat-eager.json" $GUEST -- $F
+jq_true eager-populate-resident "$OUT/flat-eager.json" \
+	'.config.mem_bytes as $m | .eager.strategy == "populate" and .eager.resident_bytes_after == $m and (.eager.per_thread | length == 2) and ([.eager.per_thread[].bytes] | add == $m)'
+first_pass() { jq '[.sweep[] | select(.iteration == 1) | .touch_s] | add' "$1"; }
+lazy=$(first_pass "$OUT/flat-lazy.json")
+eager=$(first_pass "$OUT/flat-eager.json")
+if awk -v l="$lazy" -v e="$eager" 'BEGIN { exit !(l >= 1.5 * e) }'; then
+	pass eager-populate-first-pass-faster
+else
+	fail eager-populate-first-pass-faster "lazy $lazy s vs eager $eager s: less than 1.5x"
+fi
+echo "    (flat first pass: lazy $lazy s, eager=populate $eager s)"
+
+expect eager-threads 0 '' 'thread 2: ' -- \
+	$MINIVMM --mem 64M --eager=populate --eager-threads 3 -o "$OUT/eager-threads.json" $GUEST -- exit 0
+jq_true eager-threads-json "$OUT/eager-threads.json" \
+	'.config.mem_bytes as $m | (.eager.per_thread | length == 3) and ([.eager.per_thread[].bytes] | add == $m) and .eager.on_vcpu_threads == false'
+expect eager-auto 0 '' 'eager: (populate|prefault) .*\[auto' -- $MINIVMM --mem 64M --eager $GUEST -- exit 0
+
+# --eager=touch: every page of every slice written once (page 0 is never mapped).
+expect eager-touch 0 '' 'eager: touch \(in the guest, CPL3\), 3 vCPUs' -- \
+	$MINIVMM --mem 70M --vcpus 3 --eager=touch -o "$OUT/touch.json" $GUEST -- hello
+jq_true eager-touch-covers-every-page "$OUT/touch.json" \
+	'.eager.per_thread as $t | ($t | length == 3) and $t[0].gpa == 0 and $t[2].end_gpa == .config.mem_bytes
+	 and ([range(1; 3) | $t[.].gpa == $t[. - 1].end_gpa] | all)
+	 and ([$t[] | .pages == (.end_gpa - .gpa) / 4096 - (if .gpa == 0 then 1 else 0 end)] | all)
+	 and .eager.pages == .config.mem_bytes / 4096 - 1'
+
+# This machine has no KVM_PRE_FAULT_MEMORY: asking for it is a clear host error.
+if grep -q 'no KVM_PRE_FAULT_MEMORY' "$OUT/hello.out" 2>/dev/null ||
+	$MINIVMM --mem 16M $GUEST -- exit 0 2>/dev/null | grep -q 'no KVM_PRE_FAULT_MEMORY'; then
+	expect eager-prefault-missing 3 'KVM_CAP_PRE_FAULT_MEMORY \(236' '' -- \
+		$MINIVMM --mem 64M --eager=prefault $GUEST -- exit 0
+else
+	expect eager-prefault 0 '' 'KVM_PRE_FAULT_MEMORY' -- $MINIVMM --mem 64M --eager=prefault $GUEST -- exit 0
+fi
+# More than the host can back: refused before anything is touched.
+expect eager-too-big 3 'cannot back .* MiB of guest RAM up front.*MemAvailable' '' -- \
+	$MINIVMM --mem 1T --eager $GUEST -- exit 0
+expect eager-bad-strategy 2 '--eager=sideways: strategies are' '' -- $MINIVMM --eager=sideways $GUEST
+
+# SMP: --parallel sweeps on every vCPU, with per-vCPU and aggregate records.
+expect parallel-sweep 0 '' '--parallel: 2 vCPUs at once' -- \
+	$MINIVMM --mem 128M --vcpus 2 -o "$OUT/parallel.json" $GUEST -- sweep --max-mib 4 --iterations 2 --parallel
+jq_true parallel-records "$OUT/parallel.json" \
+	'[.sweep[] | select(.vcpu == "all")] as $a | [.sweep[] | select(.vcpu != "all")] as $v
+	 | ($a | length == 12) and ($v | length == 24) and ([$v[].vcpu] | unique == [0, 1])
+	 and ([$a[] | . as $x | ($v | map(select(.iteration == $x.iteration and .size_mib == $x.size_mib and .mode == $x.mode) | .pages) | add) == $x.pages] | all)
+	 and ([$v[] | select(.mode == "demand") | .guest_faults == .pages] | all)'
+[ "$(grep -c '^Iteration [0-9]*$' "$OUT/parallel-sweep.out")" = 2 ] && pass parallel-one-table-per-iteration ||
+	fail parallel-one-table-per-iteration "$(grep -c '^Iteration' "$OUT/parallel-sweep.out") tables"
+expect smp-hello 0 '' '^vcpus: 4$' -- $MINIVMM --mem 64M --vcpus 4 $GUEST -- hello
