@@ -41,6 +41,7 @@ union hc_args {
 	struct mvm_hc_exit exit;
 	struct mvm_hc_abort abort;
 	struct mvm_hc_records records;
+	struct mvm_hc_mark mark;
 	struct {
 		struct mvm_hc_zero call;
 		struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* copied and checked */

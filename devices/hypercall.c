@@ -13,6 +13,7 @@ static const uint32_t hc_size[MVM_HC_COUNT] = {
 	[MVM_HC_RECORDS] = sizeof(struct mvm_hc_records),
 	[MVM_HC_PARK] = sizeof(struct mvm_hc_hdr),
 	[MVM_HC_ZERO] = sizeof(struct mvm_hc_zero),
+	[MVM_HC_MARK] = sizeof(struct mvm_hc_mark),
 };
 _Static_assert(sizeof(union hc_args) >= sizeof(struct mvm_hc_abort), "hc_args too small");
 
@@ -120,6 +121,11 @@ int hc_decode(const struct guest_ram *ram, uint64_t gpa, union hc_args *out, cha
 					 (unsigned long long)out->records.recs_gpa,
 					 (unsigned long long)bytes);
 		break;
+	case MVM_HC_MARK:
+		if (out->mark.mark == 0 || out->mark.mark >= MVM_MARK_COUNT)
+			return violation(err, errlen, "unknown phase mark %u",
+					 out->mark.mark);
+		break;
 	case MVM_HC_ZERO:
 		return zero_decode(ram, out->zero.runs, &out->zero.call, err, errlen);
 	default:
@@ -211,6 +217,9 @@ static int hc_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
 		return 1; /* this vCPU's thread ends; the VM runs on */
 	case MVM_HC_ZERO:
 		zero_runs(vm, a.zero.runs, a.zero.call.count);
+		return 0;
+	case MVM_HC_MARK:
+		timeline_guest_mark(vm, a.mark.mark, a.mark.tsc);
 		return 0;
 	}
 	return 0;

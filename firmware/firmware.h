@@ -32,6 +32,7 @@ enum fw_sys {
 	SYS_ABORT = 9,	 /* (file, line, msg): guest-detected failure, exit 4 */
 	SYS_PHYS = 10,	 /* (len) -> direct-mapped never-used RAM, or -errno */
 	SYS_PARK = 11,	 /* (): this vCPU is done; the VM runs on */
+	SYS_MARK = 12,	 /* (mark, tsc): a phase of the run ended (MVM_MARK_*) */
 };
 
 #define FW_MAP_POPULATE 0x1 /* map and zero every page before returning */

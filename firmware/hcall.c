@@ -86,6 +86,18 @@ void hc_zero(const struct mvm_zero_run *runs, uint32_t count)
 	hcall(&a);
 }
 
+void hc_mark(uint32_t mark, uint64_t tsc)
+{
+	struct mvm_hc_mark a = {
+		.hdr = { MVM_HC_MARK, sizeof(a) },
+		.mark = mark,
+		.vcpu = this_cpu(),
+		.tsc = tsc,
+	};
+
+	hcall(&a);
+}
+
 _Noreturn void hc_park(void)
 {
 	struct mvm_hc_hdr a = { MVM_HC_PARK, sizeof(a) };

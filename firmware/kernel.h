@@ -55,6 +55,7 @@ _Noreturn void hc_abort_frame(const char *file, int line, const char *msg,
 void hc_records(uint32_t kind, const void *recs, uint32_t count);
 _Noreturn void hc_park(void);
 void hc_zero(const struct mvm_zero_run *runs, uint32_t count);
+void hc_mark(uint32_t mark, uint64_t tsc);
 
 /* cpu.c */
 void cpu_init(uint32_t index);

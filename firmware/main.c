@@ -42,6 +42,12 @@ void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus)
 		idt_load();
 		paging_load();
 	}
+	if (cpu == 0) {
+		uint32_t lo, hi;
+
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		hc_mark(MVM_MARK_FIRMWARE_READY, (uint64_t)hi << 32 | lo);
+	}
 	/* As if called: the ABI wants RSP + 8 16-byte aligned at function entry. */
 	fw_enter_user((uintptr_t)guest_main, user_stacks[cpu] - 8, cpu);
 }

@@ -82,6 +82,11 @@ long syscall_dispatch(struct trapframe *tf)
 		return a ? (long)a : -FW_ENOMEM;
 	case SYS_PARK:
 		hc_park();
+	case SYS_MARK:
+		if (a == 0 || a >= MVM_MARK_COUNT || a == MVM_MARK_FIRMWARE_READY)
+			return -FW_EINVAL;
+		hc_mark((uint32_t)a, b);
+		return 0;
 	case SYS_ABORT:
 		hc_abort_frame((const char *)a, (int)b, (const char *)c, 0, 0);
 	default:

@@ -54,6 +54,7 @@ struct barrier {
 void barrier_wait(struct barrier *b, uint32_t n); /* all n vCPUs meet here */
 void eager_touch(const struct ctx *c);		  /* every vCPU, before the workload */
 _Noreturn void park(void);			  /* this vCPU is done */
+void mark(uint32_t what);			  /* MVM_MARK_*: a phase ended now */
 
 /*
  * Workloads: argv[0] is the workload's name; main returns the exit status.

@@ -86,6 +86,11 @@ void get_stats(struct fw_stats *st)
 	sys3(SYS_STATS, (long)st, 0, 0);
 }
 
+void mark(uint32_t what)
+{
+	sys3(SYS_MARK, what, (long)rdtsc(), 0);
+}
+
 _Noreturn void park(void)
 {
 	flush();

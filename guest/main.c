@@ -80,6 +80,8 @@ void guest_main(uint64_t cpu)
 		usage();
 		exit(2);
 	}
+	mark(MVM_MARK_WORKLOAD_START);
 	status = w->smp_main ? w->smp_main(&c) : w->main(c.argc, c.argv, &info);
+	mark(MVM_MARK_WORKLOAD_END);
 	exit(status);
 }

@@ -251,6 +251,8 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		}
 		if (run.n > 1)
 			barrier_wait(&run.bar, run.n);
+		if (c->cpu == 0 && it == 1)
+			mark(MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
 		/* One exit per iteration (a few for many vCPUs), outside every timed region. */
 		if (c->cpu == 0)
 			report(per_cpu);

@@ -65,7 +65,15 @@
 #define MVM_HC_RECORDS 4 /* struct mvm_hc_records: batched results */
 #define MVM_HC_PARK    5 /* struct mvm_hc_hdr: this vCPU has no more work */
 #define MVM_HC_ZERO    6 /* struct mvm_hc_zero: zero runs of guest pages */
-#define MVM_HC_COUNT   7
+#define MVM_HC_MARK    7 /* struct mvm_hc_mark: a phase of the run ended */
+#define MVM_HC_COUNT   8
+
+/* Guest phase marks (struct mvm_hc_mark.mark), in the order a run reaches them. */
+#define MVM_MARK_FIRMWARE_READY	   1 /* firmware booted, about to enter CPL3 */
+#define MVM_MARK_WORKLOAD_START	   2
+#define MVM_MARK_FIRST_USEFUL_WORK 3 /* the workload's first full pass is done */
+#define MVM_MARK_WORKLOAD_END	   4
+#define MVM_MARK_COUNT		   5
 
 /* Linux GDT selector layout: required for CPL3 on PVM, standard elsewhere. */
 #define MVM_SEL_KCODE 0x10
@@ -158,6 +166,13 @@ struct mvm_hc_zero {
 	uint32_t count; /* runs at runs_gpa, at most MVM_ZERO_RUNS_MAX */
 	uint32_t pad;
 	uint64_t runs_gpa;
+};
+
+struct mvm_hc_mark {
+	struct mvm_hc_hdr hdr;
+	uint32_t mark; /* MVM_MARK_* */
+	uint32_t vcpu;
+	uint64_t tsc; /* when it happened, on the guest's TSC */
 };
 
 enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };

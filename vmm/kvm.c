@@ -25,6 +25,11 @@ int kvm_open(struct vm *vm, char *err, size_t errlen)
 			 KVM_API_VERSION);
 		return -1;
 	}
+	return 0;
+}
+
+int kvm_create_vm(struct vm *vm, char *err, size_t errlen)
+{
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 	if (vm->vm_fd < 0) {
 		snprintf(err, errlen, "KVM_CREATE_VM: %s", strerror(errno));

@@ -26,6 +26,10 @@ struct kvm_pre_fault_memory {
 #define KVM_PRE_FAULT_MEMORY _IOWR(KVMIO, 0xd5, struct kvm_pre_fault_memory)
 #endif
 
+#ifndef KVM_STATS_NAME_SIZE
+#define KVM_STATS_NAME_SIZE 48 /* Linux 6.2; descriptors' name_size in practice */
+#endif
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif

@@ -108,9 +108,15 @@ static int setup(struct vm *vm)
 
 	if (check_guest_args(vm, cfg))
 		return -1;
+	timeline_mark_at(vm, "exec", vm->t_start, 0);
 	r = kvm_open(vm, err, sizeof(err));
 	if (r)
 		return setup_fail(vm, END_HOST_ERROR, "host-error", "KVM: %s", err);
+	timeline_mark(vm, "kvm_open");
+	r = kvm_create_vm(vm, err, sizeof(err));
+	if (r)
+		return setup_fail(vm, END_HOST_ERROR, "host-error", "KVM: %s", err);
+	timeline_mark(vm, "vm_created");
 	platform_detect(vm);
 	if (!cfg->quiet)
 		platform_print(vm, stdout);
@@ -123,14 +129,21 @@ static int setup(struct vm *vm)
 	r = mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err));
 	if (r)
 		return setup_fail(vm, END_HOST_ERROR, "host-error", "guest RAM: %s", err);
-	if (load_guest(vm))
-		return -1;
 	r = mm_memslot_register(vm->vm_fd, &vm->ram);
 	if (r)
 		return setup_fail(vm, END_HOST_ERROR, "host-error",
 				  "KVM: KVM_SET_USER_MEMORY_REGION: %s", strerror(-r));
+	timeline_mark(vm, "ram_mapped");
+	if (load_guest(vm))
+		return -1;
+	timeline_mark(vm, "guest_loaded");
 	if (setup_vcpus(vm))
 		return -1;
+	r = stats_open(vm);
+	if (r && r != -EOPNOTSUPP && !cfg->quiet)
+		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n",
+			strerror(-r));
+	timeline_mark(vm, "vcpus_created");
 	/* Before anything is populated: refuse what cannot be backed. */
 	if (eager_plan(vm, err, sizeof(err)))
 		return setup_fail(vm, END_HOST_ERROR, "host-error", "%s", err);
@@ -160,6 +173,8 @@ static void teardown(struct vm *vm)
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
 	free(vm->res.sweep);
+	timeline_free(vm);
+	stats_close(vm);
 	free(vm->res.touch);
 	free(vm->eager.th);
 }
@@ -173,10 +188,10 @@ static void report_unclaimed(const char *what, const struct unclaimed *u, FILE *
 			(unsigned long long)u->first_addr);
 }
 
-static void report(struct vm *vm, int status)
+/* What ended the run, devices nobody claimed, the timeline. */
+static void report(struct vm *vm, int status, int timeline)
 {
 	const struct config *cfg = vm->cfg;
-	int err;
 
 	fflush(stdout);
 	if (status != EXIT_GUEST_OK || !cfg->quiet)
@@ -190,40 +205,103 @@ static void report(struct vm *vm, int status)
 				"past the %llu MiB limit\n",
 				(unsigned long long)vm->console_dropped,
 				CONSOLE_LIMIT_BYTES >> 20);
-		if (vm->t_first_run > 0)
-			fprintf(stderr,
-				"minivmm: setup %.1f ms (start to first KVM_RUN), guest "
-				"%.1f ms "
-				"(first KVM_RUN to end)\n",
-				(vm->t_first_run - vm->t_start) * MSEC_PER_SEC,
-				(vm->t_end - vm->t_first_run) * MSEC_PER_SEC);
 	}
-	if (cfg->results_path) {
-		err = results_write_json(vm, cfg->results_path);
-		if (err)
-			fprintf(stderr, "minivmm: writing results to %s: %s\n",
-				cfg->results_path, strerror(-err));
+	if (timeline && !cfg->quiet && timeline_time(vm, "guest_entry") > 0) {
+		timeline_print(vm, stdout);
+		fflush(stdout);
 	}
+}
+
+static void write_err(const char *what, const char *path, int err)
+{
+	if (err)
+		fprintf(stderr, "minivmm: writing %s to %s: %s\n", what, path,
+			strerror(-err));
+}
+
+/* One VM from options to exit; its "exec" is t_start. The vm is the caller's to tear down. */
+static int run_once(struct vm *vm, const struct config *cfg, double t_start)
+{
+	int status;
+
+	*vm = (struct vm){ .kvm_fd = -1, .vm_fd = -1, .cfg = cfg, .t_start = t_start };
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_cond_init(&vm->cond, NULL);
+	if (setup(vm))
+		status = exit_status_of(vm);
+	else
+		status = vm_run(vm);
+	timeline_mark(vm, "vm_exit");
+	return status;
+}
+
+static int single(const struct config *cfg)
+{
+	static struct vm vm;
+	const struct vm *vms[] = { &vm };
+	const char *labels[] = { "minivmm" };
+	int status = run_once(&vm, cfg, cfg->t_exec);
+
+	report(&vm, status, 1);
+	if (cfg->results_path)
+		write_err("results", cfg->results_path,
+			  results_write_json(&vm, cfg->results_path));
+	if (cfg->trace_path)
+		write_err("trace", cfg->trace_path,
+			  trace_write(cfg->trace_path, vms, labels, 1));
+	teardown(&vm);
+	return status;
+}
+
+/*
+ * --compare: the same guest and arguments lazily, then eagerly, each in a
+ * fresh VM. The status is the first non-zero one.
+ */
+static int compare(const struct config *cfg)
+{
+	static struct vm lazy, eager;
+	struct config lazy_cfg = *cfg;
+	const struct vm *vms[] = { &lazy, &eager };
+	const char *labels[] = { "lazy", "eager" };
+	int status, status2 = -1;
+
+	lazy_cfg.eager = EAGER_NONE;
+	lazy_cfg.eager_threads = 0;
+	if (!cfg->quiet)
+		printf("== run 1 of 2: lazy\n");
+	status = run_once(&lazy, &lazy_cfg, cfg->t_exec);
+	report(&lazy, status, 0);
+	if (status == EXIT_GUEST_OK) {
+		if (!cfg->quiet)
+			printf("\n== run 2 of 2: eager (--eager=%s)\n",
+			       eager_strategy_name(cfg->eager));
+		status2 = run_once(&eager, cfg, now_s());
+		report(&eager, status2, 0);
+		if (status2 == EXIT_GUEST_OK)
+			compare_print(&lazy, &eager, stdout);
+		status = status2;
+	}
+	if (cfg->results_path)
+		write_err("results", cfg->results_path,
+			  compare_write_json(&lazy, &eager, cfg->results_path));
+	if (cfg->trace_path)
+		write_err(
+			"trace", cfg->trace_path,
+			trace_write(cfg->trace_path, vms, labels, status2 >= 0 ? 2 : 1));
+	teardown(&lazy);
+	if (status2 >= 0)
+		teardown(&eager);
+	return status;
 }
 
 int main(int argc, char **argv)
 {
-	static struct vm vm = { .kvm_fd = -1, .vm_fd = -1 };
 	struct config cfg;
-	int status, r;
+	double t_exec = now_s();
+	int r = options_parse(argc, argv, &cfg);
 
-	vm.t_start = now_s();
-	r = options_parse(argc, argv, &cfg);
 	if (r)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
-	vm.cfg = &cfg;
-	pthread_mutex_init(&vm.lock, NULL);
-	pthread_cond_init(&vm.cond, NULL);
-	if (setup(&vm))
-		status = exit_status_of(&vm);
-	else
-		status = vm_run(&vm);
-	report(&vm, status);
-	teardown(&vm);
-	return status;
+	cfg.t_exec = t_exec;
+	return cfg.compare ? compare(&cfg) : single(&cfg);
 }

@@ -76,6 +76,12 @@ static const char *const usage_lines[] = {
 	"                        hugetlb2m  hugetlbfs pool, 2 MiB pages",
 	"                        hugetlb1g  hugetlbfs pool, 1 GiB pages (--mem in 1G)",
 	"                        memfd      shared memory from memfd_create",
+	"      --trace FILE      write the run as Chrome trace events (Perfetto,",
+	"                        chrome://tracing): setup, vCPU and eager threads",
+	"      --compare         run the guest twice, lazy then with --eager (its HOW,",
+	"                        or auto), fresh VMs; print both timelines and a",
+	"                        verdict (eager cost, first-touch time saved, "
+	"break-even)",
 	"  -q, --quiet           only the result tables (no guest console, no info)",
 	"  -h, --help            this text",
 	"  -V, --version         print the version and guest ABI version",
@@ -109,7 +115,14 @@ static int bad(const char *fmt, const char *arg)
 	return -1;
 }
 
-enum { OPT_TIMEOUT = 256, OPT_EAGER, OPT_EAGER_THREADS, OPT_BACKING };
+enum {
+	OPT_TIMEOUT = 256,
+	OPT_EAGER,
+	OPT_EAGER_THREADS,
+	OPT_BACKING,
+	OPT_TRACE,
+	OPT_COMPARE
+};
 
 int options_parse(int argc, char **argv, struct config *cfg)
 {
@@ -121,6 +134,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		{ "eager", optional_argument, NULL, OPT_EAGER },
 		{ "eager-threads", required_argument, NULL, OPT_EAGER_THREADS },
 		{ "backing", required_argument, NULL, OPT_BACKING },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "compare", no_argument, NULL, OPT_COMPARE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -193,6 +208,12 @@ int options_parse(int argc, char **argv, struct config *cfg)
 					   optarg);
 			cfg->eager_threads = (unsigned)n;
 			break;
+		case OPT_TRACE:
+			cfg->trace_path = optarg;
+			break;
+		case OPT_COMPARE:
+			cfg->compare = 1;
+			break;
 		case OPT_BACKING:
 			cfg->backing = mm_backend_find(optarg);
 			if (!cfg->backing)
@@ -214,6 +235,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			return bad("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (cfg->compare && cfg->eager == EAGER_NONE)
+		cfg->eager = EAGER_AUTO; /* the eager half of --compare */
 	if (cfg->eager_threads &&
 	    !(cfg->eager == EAGER_AUTO || cfg->eager == EAGER_POPULATE ||
 	      cfg->eager == EAGER_PREFAULT))

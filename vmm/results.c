@@ -212,19 +212,15 @@ static void write_unclaimed(struct json *j, const char *key, const struct unclai
 	json_end_object(j);
 }
 
-/* Write the results file; 0 or -errno. Called however the run ended. */
-int results_write_json(const struct vm *vm, const char *path)
+/* The whole results object of one run, as `key` inside j (NULL: the top level). */
+void results_write_obj(const struct vm *vm, struct json *jp, const char *key)
 {
 	const struct config *cfg = vm->cfg;
 	const struct results *r = &vm->res;
 	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
-	struct json j = { 0 };
-	int err;
+	struct json j = *jp;
 
-	j.f = fopen(path, "w");
-	if (!j.f)
-		return -errno;
-	json_begin_object(&j, NULL);
+	json_begin_object(&j, key);
 	json_begin_object(&j, "minivmm");
 	json_string(&j, "version", MINIVMM_VERSION);
 	json_u64(&j, "abi", MVM_ABI_VERSION);
@@ -280,6 +276,8 @@ int results_write_json(const struct vm *vm, const char *path)
 	}
 	json_end_array(&j);
 
+	timeline_write_json(vm, &j);
+
 	json_begin_object(&j, "devices");
 	write_unclaimed(&j, "unclaimed_pio", &vm->pio_unclaimed);
 	write_unclaimed(&j, "unclaimed_mmio", &vm->mmio_unclaimed);
@@ -296,6 +294,19 @@ int results_write_json(const struct vm *vm, const char *path)
 	json_end_object(&j);
 	json_end_object(&j);
 
+	*jp = j;
+}
+
+/* Write one run's results file; 0 or -errno. Called however the run ended. */
+int results_write_json(const struct vm *vm, const char *path)
+{
+	struct json j = { 0 };
+	int err;
+
+	j.f = fopen(path, "w");
+	if (!j.f)
+		return -errno;
+	results_write_obj(vm, &j, NULL);
 	err = ferror(j.f) ? -EIO : 0;
 	if (fclose(j.f) && !err)
 		err = -errno;

@@ -42,7 +42,6 @@ void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
 		vm->end = end;
 		vm->status = status;
 		vm->reason = reason;
-		vm->t_end = now_s();
 		va_start(ap, fmt);
 		vsnprintf(vm->message, sizeof(vm->message), fmt, ap);
 		va_end(ap);
@@ -184,11 +183,13 @@ int vm_run(struct vm *vm)
 		pthread_mutex_unlock(&vm->lock);
 		eager_wait(vm, &waitset);
 	}
-	if (eager_host_side(vm) && !vm->cfg->quiet && vm->eager.t_end > 0) {
-		eager_report(vm, stdout);
-		fflush(stdout);
+	if (eager_host_side(vm) && vm->eager.t_end > 0) {
+		timeline_mark_at(vm, "eager_done", vm->eager.t_end, 0);
+		if (!vm->cfg->quiet) {
+			eager_report(vm, stdout);
+			fflush(stdout);
+		}
 	}
-	vm->t_first_run = now_s();
 	wait_for_end(vm, &waitset);
 	if (!vm_stopping(vm))
 		vm_finish(vm, END_GUEST_CRASH, 0, "guest-parked",

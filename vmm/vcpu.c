@@ -129,6 +129,9 @@ void *vcpu_thread(void *arg)
 	struct vm *vm = v->vm;
 
 	eager_vcpu_gate(vm, v);
+	if (v->index == 0 && !vm_stopping(vm))
+		timeline_guest_entry(vm, v);
+	v->t_run = now_s();
 	while (!vm_stopping(vm)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {
@@ -145,6 +148,7 @@ void *vcpu_thread(void *arg)
 			break;
 	}
 	console_flush_line(vm, v);
+	v->t_done = now_s();
 	vm_vcpu_done(vm, v);
 	return NULL;
 }

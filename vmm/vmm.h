@@ -46,6 +46,9 @@ struct config {
 	enum eager_strategy eager; /* EAGER_NONE unless --eager */
 	unsigned eager_threads;	   /* 0: the vCPU threads do it */
 	const struct mm_backend *backing;
+	const char *trace_path; /* --trace: Chrome trace-event JSON */
+	int compare;		/* --compare: lazy, then eager, side by side */
+	double t_exec;		/* main() entered: the first run's "exec" */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
@@ -91,6 +94,7 @@ struct vcpu {
 	pthread_t thread;
 	int started;
 	uint64_t exits;
+	double t_run, t_done; /* the thread's run loop (for --trace) */
 	/* COM1 / debug-console line buffer: one host write per line. */
 	char line[256];
 	size_t line_len;
@@ -105,6 +109,8 @@ struct results {
 	double setup_s; /* main() -> first KVM_RUN */
 	double run_s;	/* first KVM_RUN -> end */
 };
+
+struct json;
 
 /* eager.c: one thread's share of eager population. */
 struct eager_thread {
@@ -132,6 +138,27 @@ struct eager_run {
 	int64_t resident_bytes; /* guest RAM resident on the host after eager (mincore) */
 };
 
+/* timeline.c: phases on one clock (CLOCK_MONOTONIC; guest TSC via an anchor). */
+#define TL_MAX_PHASES 32
+struct tl_phase {
+	char name[24];
+	double t;	 /* when the phase ended (seconds, CLOCK_MONOTONIC) */
+	int guest;	 /* marked by the guest (TSC) */
+	uint64_t *stats; /* KVM counters then, or NULL (stats_count entries) */
+};
+
+struct timeline {
+	struct tl_phase p[TL_MAX_PHASES];
+	unsigned n;
+	int anchored; /* guest TSC tsc0 was read at our time t_tsc0 */
+	uint64_t tsc0;
+	double t_tsc0;
+};
+
+struct tl_summary {
+	double setup_ms, eager_ms, first_useful_work_ms, total_ms, first_pass_ms;
+};
+
 struct unclaimed {
 	uint64_t count;
 	uint64_t first_addr; /* port or MMIO address of the first one */
@@ -156,21 +183,22 @@ struct vm {
 	int status;	    /* guest's exit status, when end == END_GUEST_EXIT */
 	const char *reason; /* exit.reason in the results */
 	char message[768];
-	unsigned running;   /* vCPU threads still in their run loop */
-	double t_start;	    /* main() entered (CLOCK_MONOTONIC seconds) */
-	double t_first_run; /* vCPU threads started */
-	double t_end;	    /* the run ended */
+	unsigned running; /* vCPU threads still in their run loop */
+	double t_start;	  /* main() entered (CLOCK_MONOTONIC seconds) */
 	uint64_t console_bytes, console_dropped;
 	struct unclaimed pio_unclaimed, mmio_unclaimed;
 	struct eager_run eager;
 	pthread_cond_t cond; /* eager progress and go */
+	struct timeline tl;
+	struct kvm_stats *stats; /* NULL when KVM has no binary stats */
 	uint8_t com1_regs[8];
 	struct results res;
 };
 
 /* kvm.c */
-/* Open /dev/kvm and create the VM. 0, or -1 with the failed step in err. */
+/* Open /dev/kvm (and check its API) / create the VM. 0, or -1 with the reason in err. */
 int kvm_open(struct vm *vm, char *err, size_t errlen);
+int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
 void platform_detect(struct vm *vm);
 void platform_print(const struct vm *vm, FILE *f);
 
@@ -213,8 +241,45 @@ int eager_run_dedicated(struct vm *vm, const sigset_t *waitset);
 int eager_wait(struct vm *vm, const sigset_t *waitset); /* 0, or -1 if the run ended */
 void eager_vcpu_gate(struct vm *vm, struct vcpu *v);
 void eager_report(const struct vm *vm, FILE *f);
-struct json;
 void eager_write_json(const struct vm *vm, struct json *j);
+
+/* stats.c: KVM_GET_STATS_FD of the VM and each vCPU (after vCPUs exist). */
+struct kvm_stats;
+int stats_open(struct vm *vm); /* 0 or -errno; vm->stats stays NULL on failure */
+void stats_close(struct vm *vm);
+unsigned stats_count(const struct vm *vm);
+const char *stats_name(const struct vm *vm, unsigned i, int *cumulative);
+int stats_sample(struct vm *vm, uint64_t *out); /* VM's, then vCPUs' summed */
+
+/* timeline.c */
+void timeline_mark(struct vm *vm, const char *name); /* a VMM phase ends now */
+void timeline_mark_at(struct vm *vm, const char *name, double t, int guest);
+void timeline_guest_entry(struct vm *vm, struct vcpu *v);
+void timeline_guest_mark(struct vm *vm, uint32_t mark, uint64_t tsc);
+const char *timeline_guest_mark_name(uint32_t mark);
+double timeline_time(const struct vm *vm, const char *name); /* 0 if not reached */
+void timeline_summary(const struct vm *vm, struct tl_summary *s);
+void timeline_print(const struct vm *vm, FILE *f);
+void timeline_write_json(const struct vm *vm, struct json *j);
+void timeline_free(struct vm *vm);
+
+/* compare.c: --compare's verdict, all from the two runs' measurements. */
+struct verdict {
+	int have_work; /* both runs marked their first useful work */
+	double eager_cost_ms, setup_lazy_ms, setup_eager_ms;
+	double first_pass_lazy_ms, first_pass_eager_ms, saved_ms;
+	double fuw_lazy_ms, fuw_eager_ms;
+	const char *sooner;
+	double touched_bytes, ram_bytes;
+	double break_even; /* fraction of RAM; < 0: never */
+};
+void compare_verdict(const struct vm *lazy, const struct vm *eager, struct verdict *v);
+void compare_print(const struct vm *lazy, const struct vm *eager, FILE *f);
+int compare_write_json(const struct vm *lazy, const struct vm *eager, const char *path);
+
+/* trace.c: Chrome trace events for n runs (one process track each). 0 or -errno. */
+int trace_write(const char *path, const struct vm *const *vms, const char *const *labels,
+		int n);
 
 /* results.c */
 /* Keep a copy of n records and print their table to f (if not NULL). 0 or -errno. */
@@ -226,6 +291,7 @@ void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
 			 uint32_t n, const struct mvm_rec_sweep *earlier, size_t nearlier,
 			 FILE *f);
 int results_write_json(const struct vm *vm, const char *path);
+void results_write_obj(const struct vm *vm, struct json *j, const char *key);
 int exit_status_of(const struct vm *vm);
 
 #endif /* MINIVMM_VMM_H */

@@ -1,0 +1,56 @@
+# Timeline, KVM counters, --trace, --compare and the plot script.
+expect timeline-flat 0 '' '^setup: [0-9.]+ ms \(eager [0-9.]+ ms\) \| first useful work: [0-9.]+ ms \| total: [0-9.]+ ms$' -- \
+	$MINIVMM --mem 256M -o "$OUT/tl.json" --trace "$OUT/trace.json" $GUEST -- flat --max-mib 32 --iterations 2
+jq_true timeline-phases-in-order "$OUT/tl.json" \
+	'[.timeline[].phase] == ["exec","kvm_open","vm_created","ram_mapped","guest_loaded","vcpus_created","guest_entry","firmware_ready","workload_start","first_useful_work","workload_end","vm_exit"]'
+jq_true timeline-monotonic "$OUT/tl.json" \
+	'.timeline as $t | [range(1; $t | length) | $t[.].t_ms >= $t[. - 1].t_ms and $t[.].dur_ms >= 0] | all'
+jq_true timeline-durations-add-up "$OUT/tl.json" \
+	'.timeline as $t | [range(1; $t | length) | ($t[.].t_ms - $t[. - 1].t_ms - $t[.].dur_ms | fabs) < 1e-6] | all'
+jq_true timeline-summary-consistent "$OUT/tl.json" \
+	'(.timeline | map({(.phase): .t_ms}) | add) as $p
+	 | (.summary.setup_ms - $p.guest_entry | fabs) < 1e-6 and (.summary.first_useful_work_ms - $p.first_useful_work | fabs) < 1e-6
+	   and (.summary.total_ms - $p.vm_exit | fabs) < 1e-6 and (.summary.first_pass_ms - ($p.first_useful_work - $p.workload_start) | fabs) < 1e-6'
+jq_true timeline-guest-marks-between-vmm-marks "$OUT/tl.json" \
+	'.timeline as $t | ($t | map(select(.source == "vmm" and .phase == "guest_entry")) | .[0].t_ms) as $entry
+	 | ($t | map(select(.phase == "vm_exit")) | .[0].t_ms) as $exit
+	 | [$t[] | select(.source == "guest") | .t_ms > $entry and .t_ms < $exit] | all and ([$t[] | select(.source == "guest")] | length == 4)'
+# Shadow paging here faults once per 4 KiB page (TDP with 2 MiB backing would be 1/512): assert the floor.
+jq_true timeline-first-pass-faults "$OUT/tl.json" \
+	'([.sweep[] | select(.iteration == 1) | .pages] | add) as $pages
+	 | (.timeline[] | select(.phase == "first_useful_work") | .stats.pf_taken // 0) >= $pages / 512'
+jq_true timeline-warm-pass-no-faults "$OUT/tl.json" \
+	'(.timeline[] | select(.phase == "first_useful_work") | .stats.pf_taken // 0) as $first
+	 | (.timeline[] | select(.phase == "workload_end") | .stats.pf_taken // 0) <= $first / 100'
+echo "    (first pass: $(jq '[.sweep[] | select(.iteration == 1) | .pages] | add' "$OUT/tl.json") pages, pf_taken $(jq '.timeline[] | select(.phase == "first_useful_work") | .stats.pf_taken' "$OUT/tl.json"); warm pass pf_taken $(jq '.timeline[] | select(.phase == "workload_end") | .stats.pf_taken // 0' "$OUT/tl.json"))"
+jq_true trace-event-format "$OUT/trace.json" \
+	'(.traceEvents | length > 10) and ([.traceEvents[] | has("name") and has("ph") and has("pid") and has("tid")] | all)
+	 and ([.traceEvents[] | select(.ph == "X") | .ts >= 0 and .dur >= 0] | all)
+	 and ([.traceEvents[] | select(.ph == "M") | .args.name] | index("vCPU 0 thread") != null)'
+
+expect compare 0 '' '^verdict:$' -- \
+	$MINIVMM --compare --mem 256M -o "$OUT/compare.json" --trace "$OUT/compare-trace.json" \
+	$GUEST -- flat --max-mib 16 --iterations 2
+grep -q '^== run 1 of 2: lazy$' "$OUT/compare.out" && grep -q '^== run 2 of 2: eager' "$OUT/compare.out" &&
+	grep -Eq '^phase +lazy +dur +pf_taken \| +eager +dur +pf_taken$' "$OUT/compare.out" &&
+	grep -Eq '^eager_done +- +- +- \| +[0-9.]+' "$OUT/compare.out" &&
+	grep -Eq '^  (break-even: eager pays off once the guest touches [0-9.]+%|break-even: never)' "$OUT/compare.out" &&
+	pass compare-both-timelines-and-verdict || fail compare-both-timelines-and-verdict "$(tail -20 "$OUT/compare.out")"
+jq_true compare-verdict-from-timelines "$OUT/compare.json" \
+	'.compare as $c | $c.verdict as $v
+	 | ($v.first_touch_saved_ms - ($v.first_pass_lazy_ms - $v.first_pass_eager_ms) | fabs) < 1e-6
+	 and ($v.first_pass_lazy_ms - $c.lazy.summary.first_pass_ms | fabs) < 1e-6
+	 and ($v.eager_cost_ms - $c.eager.summary.eager_ms | fabs) < 1e-6
+	 and $v.sooner == (if $v.first_useful_work_lazy_ms <= $v.first_useful_work_eager_ms then "lazy" else "eager" end)
+	 and $c.lazy.eager == null and $c.eager.eager.strategy != null'
+jq_true compare-trace-two-runs "$OUT/compare-trace.json" '[.traceEvents[].pid] | unique == [1, 2]'
+
+if command -v gnuplot >/dev/null; then
+	expect plot-sweep 0 '' 'tl-sweep.png' -- scripts/plot "$OUT/tl.json" "$OUT/tl"
+	[ -s "$OUT/tl-sweep.png" ] && [ "$(head -c 4 "$OUT/tl-sweep.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
+		pass plot-sweep-png || fail plot-sweep-png "no PNG"
+	expect plot-compare 0 '' 'compare-compare.svg' -- scripts/plot "$OUT/compare.json" "$OUT/compare" svg
+	[ -s "$OUT/compare-compare.svg" ] && pass plot-compare-svg || fail plot-compare-svg "empty"
+else
+	skip plot "gnuplot not installed (scripts/install-deps installs it)"
+fi

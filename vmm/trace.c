@@ -1,0 +1,96 @@
+/* --trace FILE: the run as Chrome trace events (opens in Perfetto or chrome://tracing). */
+#include "vmm.h"
+
+#include <errno.h>
+
+#include "json.h"
+
+#define USEC_PER_SEC 1e6
+#define TID_SETUP    1
+#define TID_VCPU     100  /* + vCPU index */
+#define TID_EAGER    1000 /* + eager thread index */
+
+static void meta(struct json *j, int pid, int tid, const char *what, const char *name)
+{
+	json_begin_object(j, NULL);
+	json_string(j, "name", what);
+	json_string(j, "ph", "M");
+	json_i64(j, "pid", pid);
+	json_i64(j, "tid", tid);
+	json_begin_object(j, "args");
+	json_string(j, "name", name);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+/* A complete event ("X") from t0 to t1, times relative to the run's exec. */
+static void span(struct json *j, int pid, int tid, const char *name, const char *cat,
+		 double t0, double t1, double exec)
+{
+	if (t0 <= 0 || t1 < t0)
+		return;
+	json_begin_object(j, NULL);
+	json_string(j, "name", name);
+	json_string(j, "cat", cat);
+	json_string(j, "ph", "X");
+	json_i64(j, "pid", pid);
+	json_i64(j, "tid", tid);
+	json_double(j, "ts", (t0 - exec) * USEC_PER_SEC);
+	json_double(j, "dur", (t1 - t0) * USEC_PER_SEC);
+	json_end_object(j);
+}
+
+static void one_run(struct json *j, const struct vm *vm, int pid, const char *label)
+{
+	const struct timeline *tl = &vm->tl;
+	double exec = timeline_time(vm, "exec");
+	char name[48];
+
+	meta(j, pid, 0, "process_name", label);
+	meta(j, pid, TID_SETUP, "thread_name", "minivmm main thread");
+	/* Each phase as a span on the thread that marked it: setup on main, guest on vCPU 0. */
+	for (unsigned i = 1; i < tl->n; i++)
+		span(j, pid, tl->p[i].guest ? TID_VCPU : TID_SETUP, tl->p[i].name,
+		     tl->p[i].guest ? "guest" : "vmm", tl->p[i - 1].t, tl->p[i].t, exec);
+	for (unsigned i = 0; i < vm->nvcpus && vm->vcpus; i++) {
+		snprintf(name, sizeof(name), "vCPU %u thread", i);
+		meta(j, pid, TID_VCPU + (int)i, "thread_name", name);
+		span(j, pid, TID_VCPU + (int)i, "KVM_RUN loop", "vcpu",
+		     vm->vcpus[i].t_run, vm->vcpus[i].t_done, exec);
+	}
+	for (unsigned i = 0; i < vm->eager.nthreads && vm->eager.th; i++) {
+		const struct eager_thread *t = &vm->eager.th[i];
+		int tid = vm->eager.on_vcpu_threads ? TID_VCPU + (int)t->vcpu
+						    : TID_EAGER + (int)i;
+
+		if (!vm->eager.on_vcpu_threads) {
+			snprintf(name, sizeof(name), "eager thread %u", i);
+			meta(j, pid, tid, "thread_name", name);
+		}
+		snprintf(name, sizeof(name), "eager %s",
+			 eager_strategy_name(vm->eager.strategy));
+		span(j, pid, tid, name, "eager", t->t0, t->t1, exec);
+	}
+}
+
+int trace_write(const char *path, const struct vm *const *vms, const char *const *labels,
+		int n)
+{
+	struct json j = { 0 };
+	int err;
+
+	j.f = fopen(path, "w");
+	if (!j.f)
+		return -errno;
+	json_begin_object(&j, NULL);
+	json_string(&j, "displayTimeUnit", "ms");
+	json_begin_array(&j, "traceEvents");
+	for (int i = 0; i < n; i++)
+		one_run(&j, vms[i], i + 1, labels[i]);
+	json_end_array(&j);
+	json_end_object(&j);
+	err = ferror(j.f) ? -EIO : 0;
+	if (fclose(j.f) && !err)
+		err = -errno;
+	return err;
+}
