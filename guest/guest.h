@@ -27,6 +27,7 @@ static inline uint64_t rdtsc(void)
 /* lib.c */
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void flush(void);
+void write_out(const char *buf, uint64_t len); /* flush, then write buf as it is */
 _Noreturn void exit(int status);
 _Noreturn void fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -12,6 +12,12 @@ void flush(void)
 	outlen = 0;
 }
 
+void write_out(const char *buf, uint64_t len)
+{
+	flush();
+	sys3(SYS_WRITE, (long)buf, (long)len, 0);
+}
+
 int printf(const char *fmt, ...)
 {
 	char line[512];

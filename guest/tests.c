@@ -76,7 +76,52 @@ static int assert_main(int argc, const char *const *argv, const struct fw_info *
 	FAIL("deliberate failure for the test suite");
 }
 
+/* flood MIB: print MIB of console output (the VMM keeps at most 16 MiB). */
+static int flood_main(int argc, const char *const *argv, const struct fw_info *info)
+{
+	uint64_t mib;
+
+	(void)info;
+	if (argc != 2 || parse_u64(argv[1], &mib))
+		FAIL("usage: flood MIB");
+	static char chunk[MVM_CONSOLE_MAX_BYTES];
+
+	/* Whole 4 KiB buffers of 64-byte lines: one exit each, as fast as a guest can. */
+	for (uint64_t i = 0; i < mib * 256; i++) {
+		for (int l = 0; l < (int)sizeof(chunk) / 64; l++) {
+			char line[65]; /* 64 bytes and the NUL, which is not copied */
+
+			fw_snprintf(line, sizeof(line), "%-63s\n", "");
+			fw_snprintf(line, sizeof(line) - 1,
+				    "flood %010lu:%02d the guest keeps printing", i, l);
+			line[strlen(line)] = ' ';
+			line[63] = '\n';
+			memcpy(chunk + l * 64, line, 64);
+		}
+		write_out(chunk, sizeof(chunk));
+	}
+	return 0;
+}
+
+/* exit-while-spinning: vCPU 0 exits while every other vCPU spins at CPL3. */
+static int exit_spin_main(const struct ctx *c)
+{
+	static volatile uint32_t spinning;
+
+	if (c->cpu != 0) {
+		__atomic_add_fetch(&spinning, 1, __ATOMIC_RELEASE);
+		for (;;)
+			__asm__ volatile("pause" ::: "memory");
+	}
+	while (__atomic_load_n(&spinning, __ATOMIC_ACQUIRE) + 1 < c->info->vcpus)
+		__asm__ volatile("pause" ::: "memory");
+	printf("%u vCPUs spinning; vCPU 0 exits\n", spinning);
+	return 0;
+}
+
 const struct workload test_workloads[] = {
+	{ "flood", "flood MIB", flood_main, NULL },
+	{ "exit-while-spinning", "exit-while-spinning", NULL, exit_spin_main },
 	{ "exit", "exit N", exit_main, NULL },
 	{ "touch", "touch ADDR", touch_main, NULL },
 	{ "spin", "spin", spin_main, NULL },

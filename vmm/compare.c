@@ -162,15 +162,11 @@ static void verdict_json(const struct verdict *v, struct json *j)
 	json_end_object(j);
 }
 
-int compare_write_json(const struct vm *lazy, const struct vm *eager, const char *path)
+int compare_write_json(const struct vm *lazy, const struct vm *eager, FILE *f)
 {
-	struct json j = { 0 };
+	struct json j = { .f = f };
 	struct verdict v;
-	int err;
 
-	j.f = fopen(path, "w");
-	if (!j.f)
-		return -errno;
 	compare_verdict(lazy, eager, &v);
 	json_begin_object(&j, NULL);
 	json_begin_object(&j, "compare");
@@ -179,10 +175,15 @@ int compare_write_json(const struct vm *lazy, const struct vm *eager, const char
 		results_write_obj(eager, &j, "eager");
 	if (eager->reason && timeline_time(eager, "vm_exit") > 0)
 		verdict_json(&v, &j);
+	/* Open fds and threads before each run and after its VM was torn down. */
+	json_begin_object(&j, "resources");
+	json_i64(&j, "fds_before_lazy", lazy->res_before.fds);
+	json_i64(&j, "fds_after_lazy", lazy->res_after.fds);
+	json_i64(&j, "fds_after_eager", eager->res_after.fds);
+	json_i64(&j, "threads_before_lazy", lazy->res_before.threads);
+	json_i64(&j, "threads_after_eager", eager->res_after.threads);
 	json_end_object(&j);
 	json_end_object(&j);
-	err = ferror(j.f) ? -EIO : 0;
-	if (fclose(j.f) && !err)
-		err = -errno;
-	return err;
+	json_end_object(&j);
+	return fflush(f) || ferror(f) ? -EIO : 0;
 }

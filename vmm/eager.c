@@ -53,6 +53,9 @@ int eager_plan(struct vm *vm, char *err, size_t errlen)
 		return -1;
 	}
 	e->total_bytes = vm->ram.size;
+	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
+	e->progress_bar = !cfg->quiet && isatty(STDERR_FILENO) &&
+			  e->total_bytes > PROGRESS_MIN_BYTES;
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 		uint64_t start, end;
@@ -141,8 +144,7 @@ static void progress(const struct vm *vm, int final)
 int eager_wait(struct vm *vm, const sigset_t *waitset)
 {
 	struct eager_run *e = &vm->eager;
-	int bar = !vm->cfg->quiet && isatty(STDERR_FILENO) &&
-		  e->total_bytes > PROGRESS_MIN_BYTES;
+	int bar = e->progress_bar;
 	int ended = 0, err = 0;
 
 	for (;;) {

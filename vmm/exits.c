@@ -63,8 +63,9 @@ static enum exit_action crash(struct vm *vm, struct vcpu *v, const char *what)
 	return crash_as(vm, v, "guest-crash", what);
 }
 
-static void note_unclaimed(struct vm *vm, struct unclaimed *u, uint64_t addr,
-			   int is_write)
+/* Count an access nobody owns; with --strict-io it ends the run instead. */
+static int note_unclaimed(struct vm *vm, struct vcpu *v, struct unclaimed *u,
+			  uint64_t addr, int is_write)
 {
 	pthread_mutex_lock(&vm->lock);
 	if (u->count++ == 0) {
@@ -72,6 +73,14 @@ static void note_unclaimed(struct vm *vm, struct unclaimed *u, uint64_t addr,
 		u->first_write = is_write;
 	}
 	pthread_mutex_unlock(&vm->lock);
+	if (!vm->cfg->strict_io)
+		return 0;
+	vm_finish(vm, END_GUEST_CRASH, 0, "unclaimed-io",
+		  "guest %s %s 0x%llx on vCPU %u, which no device claims (--strict-io)",
+		  is_write ? "wrote to" : "read from",
+		  u == &vm->mmio_unclaimed ? "MMIO" : "port", (unsigned long long)addr,
+		  v->index);
+	return 1;
 }
 
 static enum exit_action on_io(struct vm *vm, struct vcpu *v)
@@ -87,7 +96,9 @@ static enum exit_action on_io(struct vm *vm, struct vcpu *v)
 	for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size) {
 		if (!dev) {
 			/* Unclaimed: reads see all-ones, as on a bus nobody answers. */
-			note_unclaimed(vm, &vm->pio_unclaimed, run->io.port, is_write);
+			if (note_unclaimed(vm, v, &vm->pio_unclaimed, run->io.port,
+					   is_write))
+				return EXIT_STOP;
 			if (!is_write)
 				memset(data, 0xff, run->io.size);
 			continue;
@@ -103,7 +114,9 @@ static enum exit_action on_mmio(struct vm *vm, struct vcpu *v)
 {
 	struct kvm_run *run = v->run;
 
-	note_unclaimed(vm, &vm->mmio_unclaimed, run->mmio.phys_addr, run->mmio.is_write);
+	if (note_unclaimed(vm, v, &vm->mmio_unclaimed, run->mmio.phys_addr,
+			   run->mmio.is_write))
+		return EXIT_STOP;
 	if (!run->mmio.is_write)
 		memset(run->mmio.data, 0xff, sizeof(run->mmio.data));
 	return EXIT_CONTINUE;

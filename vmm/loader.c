@@ -123,16 +123,18 @@ int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned 
 	return 0;
 }
 
-/* Identity-map [0, min(RAM, 1 GiB)) with 2 MiB pages: enough to reach the firmware. */
+/*
+ * Identity-map the first GiB with 2 MiB pages: enough to reach the firmware.
+ * Beyond RAM these map nothing (accesses become MMIO exits), as on hardware.
+ */
 void loader_entry_tables(struct guest_ram *ram)
 {
 	uint64_t *pml4 = mm_gpa_to_hva(ram, MVM_ENTRY_PT_GPA, 4096);
 	uint64_t *pdpt = mm_gpa_to_hva(ram, MVM_ENTRY_PT_GPA + 4096, 4096);
 	uint64_t *pd = mm_gpa_to_hva(ram, MVM_ENTRY_PT_GPA + 8192, 4096);
-	uint64_t span = ram->size < MVM_ENTRY_MAP_BYTES ? ram->size : MVM_ENTRY_MAP_BYTES;
 
 	pml4[0] = (MVM_ENTRY_PT_GPA + 4096) | 0x3; /* present, writable */
 	pdpt[0] = (MVM_ENTRY_PT_GPA + 8192) | 0x3;
-	for (uint64_t i = 0; i < span / MVM_RAM_ALIGN_BYTES; i++)
+	for (uint64_t i = 0; i < MVM_ENTRY_MAP_BYTES / MVM_RAM_ALIGN_BYTES; i++)
 		pd[i] = i * MVM_RAM_ALIGN_BYTES | 0x83; /* present, writable, 2 MiB */
 }

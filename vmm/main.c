@@ -1,6 +1,7 @@
 /* minivmm: set up a VM from the options, run the guest, report what it measured. */
 #include "vmm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libfdt.h>
 #include <stdlib.h>
@@ -108,6 +109,10 @@ static int setup(struct vm *vm)
 
 	if (check_guest_args(vm, cfg))
 		return -1;
+	if (cfg->no_sandbox)
+		fprintf(stderr, "minivmm: WARNING: --no-sandbox: no seccomp filters; a "
+				"guest that "
+				"subverts this process can make any system call\n");
 	timeline_mark_at(vm, "exec", vm->t_start, 0);
 	r = kvm_open(vm, err, sizeof(err));
 	if (r)
@@ -162,21 +167,32 @@ static int setup(struct vm *vm)
 	return 0;
 }
 
+/* Give back the kernel's resources: vCPUs, guest RAM, fds. Results stay. */
 static void teardown(struct vm *vm)
 {
+	stats_close(vm);
 	for (unsigned i = 0; vm->vcpus && i < vm->nvcpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
-	free(vm->vcpus);
 	mm_ram_destroy(&vm->ram);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
 	if (vm->kvm_fd >= 0)
 		close(vm->kvm_fd);
+	vm->vm_fd = vm->kvm_fd = -1;
+}
+
+/* Free what the run gathered, after it was printed and written. */
+static void free_results(struct vm *vm)
+{
+	free(vm->vcpus);
 	free(vm->res.sweep);
-	timeline_free(vm);
-	stats_close(vm);
 	free(vm->res.touch);
 	free(vm->eager.th);
+	timeline_free(vm);
+	vm->vcpus = NULL;
+	vm->res.sweep = NULL;
+	vm->res.touch = NULL;
+	vm->eager.th = NULL;
 }
 
 static void report_unclaimed(const char *what, const struct unclaimed *u, FILE *f)
@@ -219,12 +235,60 @@ static void write_err(const char *what, const char *path, int err)
 			strerror(-err));
 }
 
-/* One VM from options to exit; its "exec" is t_start. The vm is the caller's to tear down. */
-static int run_once(struct vm *vm, const struct config *cfg, double t_start)
+/* Output files are opened before anything runs: the sandbox allows no open(2) later. */
+struct outputs {
+	FILE *results, *trace;
+	int fds[2], n;
+};
+
+static int open_outputs(const struct config *cfg, struct outputs *o)
+{
+	*o = (struct outputs){ 0 };
+	if (cfg->results_path && !(o->results = fopen(cfg->results_path, "we"))) {
+		fprintf(stderr, "minivmm: --results %s: %s\n", cfg->results_path,
+			strerror(errno));
+		return -1;
+	}
+	if (cfg->trace_path && !(o->trace = fopen(cfg->trace_path, "we"))) {
+		fprintf(stderr, "minivmm: --trace %s: %s\n", cfg->trace_path,
+			strerror(errno));
+		if (o->results)
+			fclose(o->results);
+		return -1;
+	}
+	if (o->results)
+		o->fds[o->n++] = fileno(o->results);
+	if (o->trace)
+		o->fds[o->n++] = fileno(o->trace);
+	return 0;
+}
+
+static void close_outputs(struct outputs *o)
+{
+	if (o->results)
+		fclose(o->results);
+	if (o->trace)
+		fclose(o->trace);
+}
+
+/*
+ * One VM from options to exit; its "exec" is t_start. sandbox_main: this is
+ * the process's last run, so the main thread's filter can go on too. The vm
+ * is the caller's to tear down.
+ */
+static int run_once(struct vm *vm, const struct config *cfg, double t_start,
+		    const struct outputs *o, int sandbox_main)
 {
 	int status;
 
-	*vm = (struct vm){ .kvm_fd = -1, .vm_fd = -1, .cfg = cfg, .t_start = t_start };
+	*vm = (struct vm){ .kvm_fd = -1,
+			   .vm_fd = -1,
+			   .cfg = cfg,
+			   .t_start = t_start,
+			   .sandbox = !cfg->no_sandbox,
+			   .sandbox_main = sandbox_main,
+			   .nout = o->n };
+	memcpy(vm->out_fds, o->fds, sizeof(o->fds));
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_cond_init(&vm->cond, NULL);
 	if (setup(vm))
@@ -240,22 +304,56 @@ static int single(const struct config *cfg)
 	static struct vm vm;
 	const struct vm *vms[] = { &vm };
 	const char *labels[] = { "minivmm" };
-	int status = run_once(&vm, cfg, cfg->t_exec);
+	struct outputs o;
+	int status;
 
+	if (open_outputs(cfg, &o))
+		return EXIT_USAGE;
+	status = run_once(&vm, cfg, cfg->t_exec, &o, 1);
 	report(&vm, status, 1);
-	if (cfg->results_path)
+	if (o.results)
 		write_err("results", cfg->results_path,
-			  results_write_json(&vm, cfg->results_path));
-	if (cfg->trace_path)
-		write_err("trace", cfg->trace_path,
-			  trace_write(cfg->trace_path, vms, labels, 1));
+			  results_write_json(&vm, o.results));
+	if (o.trace)
+		write_err("trace", cfg->trace_path, trace_write(o.trace, vms, labels, 1));
 	teardown(&vm);
+	free_results(&vm);
+	close_outputs(&o);
 	return status;
 }
 
 /*
+ * Open fds and threads of this process: --compare checks that nothing leaks
+ * between runs. The two /proc directories are opened once, before any
+ * sandbox, and re-read (getdents64) each time.
+ */
+struct proc_dirs {
+	DIR *fd, *task;
+};
+
+static int count_entries(DIR *d)
+{
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	rewinddir(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	return n;
+}
+
+static void count_resources(const struct proc_dirs *p, struct resources *r)
+{
+	r->fds = count_entries(p->fd);
+	r->threads = count_entries(p->task);
+}
+
+/*
  * --compare: the same guest and arguments lazily, then eagerly, each in a
- * fresh VM. The status is the first non-zero one.
+ * fresh VM whose kernel resources are released before the next starts. The
+ * status is the first non-zero one.
  */
 static int compare(const struct config *cfg)
 {
@@ -264,33 +362,53 @@ static int compare(const struct config *cfg)
 	const struct vm *vms[] = { &lazy, &eager };
 	const char *labels[] = { "lazy", "eager" };
 	int status, status2 = -1;
+	struct resources first;
+	struct proc_dirs p;
+	struct outputs o;
 
+	if (open_outputs(cfg, &o))
+		return EXIT_USAGE;
+	p.fd = opendir("/proc/self/fd");
+	p.task = opendir("/proc/self/task");
+	count_resources(&p, &first);
 	lazy_cfg.eager = EAGER_NONE;
 	lazy_cfg.eager_threads = 0;
 	if (!cfg->quiet)
 		printf("== run 1 of 2: lazy\n");
-	status = run_once(&lazy, &lazy_cfg, cfg->t_exec);
+	status = run_once(&lazy, &lazy_cfg, cfg->t_exec, &o, 0);
+	lazy.res_before = first;
 	report(&lazy, status, 0);
+	teardown(&lazy);
 	if (status == EXIT_GUEST_OK) {
+		struct resources before;
+
+		count_resources(&p, &before);
 		if (!cfg->quiet)
 			printf("\n== run 2 of 2: eager (--eager=%s)\n",
 			       eager_strategy_name(cfg->eager));
-		status2 = run_once(&eager, cfg, now_s());
+		status2 = run_once(&eager, cfg, now_s(), &o, 1);
+		eager.res_before = before;
 		report(&eager, status2, 0);
+		teardown(&eager);
+		count_resources(&p, &eager.res_after);
 		if (status2 == EXIT_GUEST_OK)
 			compare_print(&lazy, &eager, stdout);
 		status = status2;
 	}
-	if (cfg->results_path)
+	lazy.res_after = eager.res_before;
+	if (o.results)
 		write_err("results", cfg->results_path,
-			  compare_write_json(&lazy, &eager, cfg->results_path));
-	if (cfg->trace_path)
-		write_err(
-			"trace", cfg->trace_path,
-			trace_write(cfg->trace_path, vms, labels, status2 >= 0 ? 2 : 1));
-	teardown(&lazy);
-	if (status2 >= 0)
-		teardown(&eager);
+			  compare_write_json(&lazy, &eager, o.results));
+	if (o.trace)
+		write_err("trace", cfg->trace_path,
+			  trace_write(o.trace, vms, labels, status2 >= 0 ? 2 : 1));
+	free_results(&lazy);
+	free_results(&eager);
+	close_outputs(&o);
+	if (p.fd)
+		closedir(p.fd);
+	if (p.task)
+		closedir(p.task);
 	return status;
 }
 

@@ -82,6 +82,11 @@ static const char *const usage_lines[] = {
 	"                        or auto), fresh VMs; print both timelines and a",
 	"                        verdict (eager cost, first-touch time saved, "
 	"break-even)",
+	"      --strict-io       end the run (exit 4) at the first port or MMIO access",
+	"                        no device claims (default: count them, reads see ~0)",
+	"      --no-sandbox      do not install the seccomp filters (default: every",
+	"                        thread gets a kill-by-default allowlist before it",
+	"                        enters the guest)",
 	"  -q, --quiet           only the result tables (no guest console, no info)",
 	"  -h, --help            this text",
 	"  -V, --version         print the version and guest ABI version",
@@ -121,7 +126,9 @@ enum {
 	OPT_EAGER_THREADS,
 	OPT_BACKING,
 	OPT_TRACE,
-	OPT_COMPARE
+	OPT_COMPARE,
+	OPT_NO_SANDBOX,
+	OPT_STRICT_IO,
 };
 
 int options_parse(int argc, char **argv, struct config *cfg)
@@ -136,6 +143,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		{ "backing", required_argument, NULL, OPT_BACKING },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "compare", no_argument, NULL, OPT_COMPARE },
+		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "strict-io", no_argument, NULL, OPT_STRICT_IO },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -213,6 +222,12 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_COMPARE:
 			cfg->compare = 1;
+			break;
+		case OPT_NO_SANDBOX:
+			cfg->no_sandbox = 1;
+			break;
+		case OPT_STRICT_IO:
+			cfg->strict_io = 1;
 			break;
 		case OPT_BACKING:
 			cfg->backing = mm_backend_find(optarg);

@@ -297,18 +297,11 @@ void results_write_obj(const struct vm *vm, struct json *jp, const char *key)
 	*jp = j;
 }
 
-/* Write one run's results file; 0 or -errno. Called however the run ended. */
-int results_write_json(const struct vm *vm, const char *path)
+/* Write one run's results to f (opened before the sandbox); 0 or -EIO. */
+int results_write_json(const struct vm *vm, FILE *f)
 {
-	struct json j = { 0 };
-	int err;
+	struct json j = { .f = f };
 
-	j.f = fopen(path, "w");
-	if (!j.f)
-		return -errno;
 	results_write_obj(vm, &j, NULL);
-	err = ferror(j.f) ? -EIO : 0;
-	if (fclose(j.f) && !err)
-		err = -errno;
-	return err;
+	return fflush(f) || ferror(f) ? -EIO : 0;
 }

@@ -177,6 +177,16 @@ int vm_run(struct vm *vm)
 		}
 		v->started = 1;
 	}
+	if (vm->sandbox && vm->sandbox_main) {
+		struct sandbox_fds f;
+
+		vm_sandbox_fds(vm, &f, -1);
+		r = sandbox_enter(SANDBOX_MAIN, &f);
+		if (r)
+			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
+				  "sandbox: seccomp filter for the main thread: %s",
+				  strerror(-r));
+	}
 	if (eager_host_side(vm) && vm->eager.on_vcpu_threads) {
 		pthread_mutex_lock(&vm->lock);
 		vm->eager.done += vm->nvcpus - started; /* slices no thread will take */

@@ -102,6 +102,8 @@ struct kvm_stats {
 	pthread_mutex_t lock; /* pread into shared buffers */
 };
 
+int stats_fds(const struct vm *vm, int *fds, int max);
+
 int stats_open(struct vm *vm)
 {
 	struct kvm_stats *st;
@@ -123,6 +125,9 @@ int stats_open(struct vm *vm)
 		return r;
 	}
 	vm->stats = st;
+	vm->stats_fd_list = calloc(vm->nvcpus + 1, sizeof(int));
+	if (vm->stats_fd_list)
+		vm->nstats_fds = stats_fds(vm, vm->stats_fd_list, (int)vm->nvcpus + 1);
 	return 0;
 }
 
@@ -138,6 +143,23 @@ void stats_close(struct vm *vm)
 	free(st->vcpu);
 	free(st);
 	vm->stats = NULL;
+	free(vm->stats_fd_list);
+	vm->stats_fd_list = NULL;
+	vm->nstats_fds = 0;
+}
+
+int stats_fds(const struct vm *vm, int *fds, int max)
+{
+	const struct kvm_stats *st = vm->stats;
+	int n = 0;
+
+	if (!st)
+		return 0;
+	if (n < max)
+		fds[n++] = st->vm.fd;
+	for (unsigned i = 0; i < st->nvcpu && n < max; i++)
+		fds[n++] = st->vcpu[i].fd;
+	return n;
 }
 
 unsigned stats_count(const struct vm *vm)

@@ -73,15 +73,10 @@ static void one_run(struct json *j, const struct vm *vm, int pid, const char *la
 	}
 }
 
-int trace_write(const char *path, const struct vm *const *vms, const char *const *labels,
-		int n)
+int trace_write(FILE *f, const struct vm *const *vms, const char *const *labels, int n)
 {
-	struct json j = { 0 };
-	int err;
+	struct json j = { .f = f };
 
-	j.f = fopen(path, "w");
-	if (!j.f)
-		return -errno;
 	json_begin_object(&j, NULL);
 	json_string(&j, "displayTimeUnit", "ms");
 	json_begin_array(&j, "traceEvents");
@@ -89,8 +84,5 @@ int trace_write(const char *path, const struct vm *const *vms, const char *const
 		one_run(&j, vms[i], i + 1, labels[i]);
 	json_end_array(&j);
 	json_end_object(&j);
-	err = ferror(j.f) ? -EIO : 0;
-	if (fclose(j.f) && !err)
-		err = -errno;
-	return err;
+	return fflush(f) || ferror(f) ? -EIO : 0;
 }

@@ -131,6 +131,17 @@ void *vcpu_thread(void *arg)
 	eager_vcpu_gate(vm, v);
 	if (v->index == 0 && !vm_stopping(vm))
 		timeline_guest_entry(vm, v);
+	if (vm->sandbox && !vm_stopping(vm)) {
+		struct sandbox_fds f;
+		int r;
+
+		vm_sandbox_fds(vm, &f, v->fd);
+		r = sandbox_enter(SANDBOX_VCPU, &f);
+		if (r)
+			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
+				  "sandbox: seccomp filter for vCPU %u: %s", v->index,
+				  strerror(-r));
+	}
 	v->t_run = now_s();
 	while (!vm_stopping(vm)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {

@@ -48,7 +48,9 @@ struct config {
 	const struct mm_backend *backing;
 	const char *trace_path; /* --trace: Chrome trace-event JSON */
 	int compare;		/* --compare: lazy, then eager, side by side */
-	double t_exec;		/* main() entered: the first run's "exec" */
+	int no_sandbox;		/* --no-sandbox */
+	int strict_io; /* --strict-io: unclaimed port or MMIO access ends the run */
+	double t_exec; /* main() entered: the first run's "exec" */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
@@ -129,6 +131,7 @@ struct eager_run {
 	enum eager_strategy strategy; /* resolved: populate, prefault or touch */
 	unsigned nthreads;
 	int on_vcpu_threads; /* else dedicated threads (--eager-threads) */
+	int progress_bar;    /* draw one on stderr (a terminal, big population) */
 	struct eager_thread *th;
 	uint64_t total_bytes;
 	uint64_t done_bytes; /* atomic: progress */
@@ -157,6 +160,11 @@ struct timeline {
 
 struct tl_summary {
 	double setup_ms, eager_ms, first_useful_work_ms, total_ms, first_pass_ms;
+};
+
+/* Process resources around a run (--compare checks that none leak). */
+struct resources {
+	int fds, threads;
 };
 
 struct unclaimed {
@@ -191,6 +199,13 @@ struct vm {
 	pthread_cond_t cond; /* eager progress and go */
 	struct timeline tl;
 	struct kvm_stats *stats; /* NULL when KVM has no binary stats */
+	int sandbox;		 /* install the seccomp filters (not --no-sandbox) */
+	int sandbox_main;   /* ... on the main thread too (the last run of a process) */
+	int *stats_fd_list; /* the stats fds, for the sandbox (stats.c) */
+	int nstats_fds;
+	int out_fds[2]; /* results and trace files, opened before the filter */
+	int nout;
+	struct resources res_before, res_after; /* --compare: around this run */
 	uint8_t com1_regs[8];
 	struct results res;
 };
@@ -248,6 +263,7 @@ struct kvm_stats;
 int stats_open(struct vm *vm); /* 0 or -errno; vm->stats stays NULL on failure */
 void stats_close(struct vm *vm);
 unsigned stats_count(const struct vm *vm);
+int stats_fds(const struct vm *vm, int *fds, int max); /* how many were stored */
 const char *stats_name(const struct vm *vm, unsigned i, int *cumulative);
 int stats_sample(struct vm *vm, uint64_t *out); /* VM's, then vCPUs' summed */
 
@@ -275,11 +291,24 @@ struct verdict {
 };
 void compare_verdict(const struct vm *lazy, const struct vm *eager, struct verdict *v);
 void compare_print(const struct vm *lazy, const struct vm *eager, FILE *f);
-int compare_write_json(const struct vm *lazy, const struct vm *eager, const char *path);
+int compare_write_json(const struct vm *lazy, const struct vm *eager, FILE *f);
+
+/* sandbox.c: seccomp allowlists (libseccomp), one per thread role. */
+enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
+struct sandbox_fds {
+	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
+	const int *stats_fds; /* KVM stats fds the timeline samples */
+	int nstats;
+	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
+	int nout;
+};
+/* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
+int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
+int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
+void vm_sandbox_fds(const struct vm *vm, struct sandbox_fds *f, int vcpu_fd);
 
 /* trace.c: Chrome trace events for n runs (one process track each). 0 or -errno. */
-int trace_write(const char *path, const struct vm *const *vms, const char *const *labels,
-		int n);
+int trace_write(FILE *f, const struct vm *const *vms, const char *const *labels, int n);
 
 /* results.c */
 /* Keep a copy of n records and print their table to f (if not NULL). 0 or -errno. */
@@ -290,7 +319,7 @@ int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t 
 void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
 			 uint32_t n, const struct mvm_rec_sweep *earlier, size_t nearlier,
 			 FILE *f);
-int results_write_json(const struct vm *vm, const char *path);
+int results_write_json(const struct vm *vm, FILE *f);
 void results_write_obj(const struct vm *vm, struct json *j, const char *key);
 int exit_status_of(const struct vm *vm);
 

@@ -29,6 +29,11 @@ _start:
 	movzbl %al, %eax
 	cmp $0xff, %eax			/* unclaimed reads must see all-ones */
 	jne 5f
+	mov $0x3f000000, %rdi		/* beyond RAM (run with --mem < 1008M): MMIO */
+	movl $0x12345678, (%rdi)
+	mov (%rdi), %eax
+	cmp $0xffffffff, %eax
+	jne 5f
 	HC_EXIT 0
 5:	HC_EXIT 9
 

@@ -1,0 +1,41 @@
+# Hostile and broken guests, signals, sandbox, and leaks across --compare.
+expect console-flood 0 'dropped [0-9]+ bytes of guest console output past the 16 MiB limit' '' -- \
+	$MINIVMM --mem 64M -o "$OUT/flood.json" $GUEST -- flood 20
+size=$(stat -c %s "$OUT/console-flood.out")
+[ "$size" -le $((16 * 1024 * 1024 + 65536)) ] && [ "$size" -ge $((16 * 1024 * 1024)) ] &&
+	pass console-flood-bounded || fail console-flood-bounded "stdout was $size bytes"
+jq_true console-flood-json "$OUT/flood.json" '.devices.console_bytes == 16777216 and .devices.console_dropped > 0'
+expect console-huge-length 4 'guest ABI violation.*console write of 1048576 bytes \(limit 4096\)' '' -- \
+	$MINIVMM --mem 16M tests/bin/badlen.bin
+expect unclaimed-io-counted 0 '2 unclaimed MMIO accesses \(first: write to 0x3f000000\)' '' -- \
+	$MINIVMM --mem 16M -o "$OUT/unclaimed.json" tests/bin/devices.bin
+jq_true unclaimed-io-json "$OUT/unclaimed.json" \
+	'.devices.unclaimed_pio.count == 2 and .devices.unclaimed_mmio.count == 2 and .devices.unclaimed_mmio.first_address == 1056964608'
+expect strict-io 4 'guest wrote to port 0x80 on vCPU 0, which no device claims \(--strict-io\)' '' -- \
+	$MINIVMM --strict-io --mem 16M tests/bin/devices.bin
+expect exit-while-others-run 0 'guest exited with status 0' '3 vCPUs spinning' -- \
+	$MINIVMM --mem 64M --vcpus 4 --timeout 60 $GUEST -- exit-while-spinning
+
+sigterm_test() {
+	local pid rc
+	$MINIVMM --mem 64M -o "$OUT/sigterm.json" $GUEST -- spin >"$OUT/sigterm.out" 2>"$OUT/sigterm.err" &
+	pid=$!
+	for _ in $(seq 50); do grep -q spinning "$OUT/sigterm.out" 2>/dev/null && break; sleep 0.1; done
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	[ $rc = 130 ] && grep -q 'interrupted by Terminated' "$OUT/sigterm.err" && pass sigterm ||
+		fail sigterm "status $rc: $(cat "$OUT/sigterm.err")"
+}
+sigterm_test
+
+expect no-sandbox-warns 0 'WARNING: --no-sandbox' '' -- $MINIVMM --no-sandbox --mem 64M $GUEST -- hello
+expect sandboxed-smp-sweep 0 '' '^Iteration 1$' -- \
+	$MINIVMM --mem 128M --vcpus 2 --eager=populate $GUEST -- sweep --max-mib 2 --iterations 1 --parallel
+
+# Nothing leaks from one --compare run to the next: open fds and threads come back.
+expect compare-resources 0 '' 'verdict:' -- \
+	$MINIVMM --compare --mem 64M -o "$OUT/compare-res.json" $GUEST -- flat --max-mib 4 --iterations 2
+jq_true compare-no-leaks "$OUT/compare-res.json" \
+	'.compare.resources as $r | $r.fds_before_lazy > 0 and $r.fds_after_lazy == $r.fds_before_lazy
+	 and $r.fds_after_eager == $r.fds_before_lazy and $r.threads_before_lazy == 1 and $r.threads_after_eager == 1'

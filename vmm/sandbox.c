@@ -1,0 +1,143 @@
+/* seccomp sandbox: a kill-by-default allowlist per thread role, installed before KVM_RUN. */
+#include "vmm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#define ALLOW(ctx, nr, ...) \
+	seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(nr), __VA_ARGS__)
+
+/* Memory for malloc (records, timeline samples), never executable. */
+static int allow_memory(scmp_filter_ctx ctx)
+{
+	int r = 0;
+
+	/* malloc: arenas and large blocks; PROT_EXEC is refused (only R/W/none pass). */
+	r = r ?: ALLOW(ctx, mmap, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	r = r ?: ALLOW(ctx, mprotect, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	r = r ?: ALLOW(ctx, munmap, 0); /* free() of large blocks */
+	r = r ?: ALLOW(ctx, mremap, 0); /* realloc() of large blocks (records) */
+	r = r ?: ALLOW(ctx, brk, 0);	/* malloc's main heap */
+	/* glibc returns a finished thread's stack and malloc trims with MADV_DONTNEED. */
+	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
+	return r;
+}
+
+/* What every role needs: locks, signals between our threads, output, counters. */
+static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, futex, 0);	    /* pthread mutexes and condition variables */
+	r = r ?: ALLOW(ctx, exit, 0);	    /* a thread ends */
+	r = r ?: ALLOW(ctx, exit_group, 0); /* the process ends */
+	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* back from the kick handler (SIGUSR1) */
+	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* pthread_sigmask, glibc thread exit */
+	r = r ?: ALLOW(ctx, getpid, 0); /* pthread_kill: vm_finish kicks and wakes */
+	r = r ?: ALLOW(ctx, gettid, 0);
+	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	r = r ?: ALLOW(ctx, clock_gettime, 0); /* timeline clock when the vDSO cannot */
+	r = r ?: ALLOW(ctx, sched_yield, 0);   /* glibc lock back-off */
+	/* Guest console and tables to stdout, messages to stderr. */
+	r = r ?: ALLOW(ctx, write, 1, SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO));
+	r = r ?: ALLOW(ctx, write, 1, SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO));
+	r = r
+		    ?: ALLOW(ctx, newfstatat, 1,
+			     SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO)); /* stdio */
+	r = r ?: ALLOW(ctx, newfstatat, 1, SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO));
+	/* KVM statistics, sampled at every phase mark (stats.c). */
+	for (int i = 0; !r && i < f->nstats; i++)
+		r = ALLOW(ctx, pread64, 1,
+			  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->stats_fds[i]));
+	return r ?: allow_memory(ctx);
+}
+
+/*
+ * vCPU threads run the exit handlers, the code a hostile guest drives. They
+ * may run only their own vCPU and read its registers for crash reports.
+ */
+static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
+{
+	scmp_datum_t fd = (scmp_datum_t)f->vcpu_fd;
+	int r = 0;
+
+	r = r
+		    ?: ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
+			     SCMP_A1(SCMP_CMP_EQ, KVM_RUN));
+	r = r
+		    ?: ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
+			     SCMP_A1(SCMP_CMP_EQ, KVM_GET_REGS)); /* vcpu_describe */
+	r = r
+		    ?: ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
+			     SCMP_A1(SCMP_CMP_EQ, KVM_GET_SREGS)); /* vcpu_describe */
+	return r;
+}
+
+/*
+ * The main thread waits for the end, draws progress, and at the end writes
+ * the results to files opened before the filter and tears the VM down.
+ */
+static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, rt_sigtimedwait, 0); /* wait_for_end, eager_wait */
+	r = r ?: ALLOW(ctx, rt_sigaction, 0);	 /* the second-SIGINT handler */
+	r = r ?: ALLOW(ctx, mincore, 0);	 /* eager: what is resident afterwards */
+	r = r ?: ALLOW(ctx, close, 0);		 /* teardown */
+	r = r ?: ALLOW(ctx, lseek, 0); /* stdio; rewinddir for --compare's count */
+	r = r
+		    ?: ALLOW(ctx, getdents64,
+			     0); /* --compare: /proc/self/{fd,task}, opened earlier */
+	for (int i = 0; !r && i < f->nout; i++) {
+		scmp_datum_t fd = (scmp_datum_t)f->out_fds[i];
+
+		r = r
+			    ?: ALLOW(ctx, write, 1,
+				     SCMP_A0(SCMP_CMP_EQ, fd)); /* results, trace */
+		r = r ?: ALLOW(ctx, newfstatat, 1, SCMP_A0(SCMP_CMP_EQ, fd));
+	}
+	return r;
+}
+
+int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **out)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r;
+
+	if (!ctx)
+		return -ENOMEM;
+	r = allow_common(ctx, f);
+	if (!r)
+		r = role == SANDBOX_VCPU ? allow_vcpu(ctx, f) : allow_main(ctx, f);
+	if (r) {
+		seccomp_release(ctx);
+		return r < 0 ? r : -EINVAL;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void vm_sandbox_fds(const struct vm *vm, struct sandbox_fds *f, int vcpu_fd)
+{
+	*f = (struct sandbox_fds){ .vcpu_fd = vcpu_fd,
+				   .stats_fds = vm->stats_fd_list,
+				   .nstats = vm->nstats_fds,
+				   .out_fds = vm->out_fds,
+				   .nout = vm->nout };
+}
+
+int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f)
+{
+	void *ctx;
+	int r = sandbox_build(role, f, &ctx);
+
+	if (r)
+		return r;
+	r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r;
+}
