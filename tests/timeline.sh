@@ -34,6 +34,8 @@ expect compare 0 '' '^verdict:$' -- \
 grep -q '^== run 1 of 2: lazy$' "$OUT/compare.out" && grep -q '^== run 2 of 2: eager' "$OUT/compare.out" &&
 	grep -Eq '^phase +lazy +dur +pf_taken \| +eager +dur +pf_taken$' "$OUT/compare.out" &&
 	grep -Eq '^eager_done +- +- +- \| +[0-9.]+' "$OUT/compare.out" &&
+	grep -Eq '^first_useful_work +[0-9.]+ +[0-9.]+ +[0-9]+ \| +[0-9.]+ +[0-9.]+ +[0-9]+$' "$OUT/compare.out" &&
+	grep -Eq 'of its 256 MiB|break-even: never' "$OUT/compare.out" &&
 	grep -Eq '^  (break-even: eager pays off once the guest touches [0-9.]+%|break-even: never)' "$OUT/compare.out" &&
 	pass compare-both-timelines-and-verdict || fail compare-both-timelines-and-verdict "$(tail -20 "$OUT/compare.out")"
 jq_true compare-verdict-from-timelines "$OUT/compare.json" \

@@ -36,7 +36,7 @@ void compare_verdict(const struct vm *lazy, const struct vm *eager, struct verdi
 	v->first_pass_eager_ms = e.first_pass_ms;
 	v->fuw_lazy_ms = l.first_useful_work_ms;
 	v->fuw_eager_ms = e.first_useful_work_ms;
-	v->ram_bytes = (double)lazy->ram.size;
+	v->ram_bytes = (double)lazy->cfg->mem_bytes;
 	v->touched_bytes = first_pass_bytes(lazy);
 	v->have_work = l.first_pass_ms >= 0 && e.first_pass_ms >= 0;
 	if (!v->have_work)

@@ -189,6 +189,7 @@ static void free_results(struct vm *vm)
 	free(vm->res.touch);
 	free(vm->eager.th);
 	timeline_free(vm);
+	stats_free(vm);
 	vm->vcpus = NULL;
 	vm->res.sweep = NULL;
 	vm->res.touch = NULL;

@@ -72,6 +72,12 @@ static void src_close(struct stats_src *s)
 {
 	if (s->fd > 0)
 		close(s->fd);
+	s->fd = -1;
+}
+
+static void src_free(struct stats_src *s)
+{
+	src_close(s);
 	free(s->offset);
 	free(s->name);
 	free(s->type);
@@ -121,7 +127,7 @@ int stats_open(struct vm *vm)
 		r = src_open(vm->vcpus[i].fd, &st->vcpu[i]);
 	if (r) {
 		vm->stats = st;
-		stats_close(vm);
+		stats_free(vm);
 		return r;
 	}
 	vm->stats = st;
@@ -140,6 +146,17 @@ void stats_close(struct vm *vm)
 	src_close(&st->vm);
 	for (unsigned i = 0; i < st->nvcpu; i++)
 		src_close(&st->vcpu[i]);
+}
+
+void stats_free(struct vm *vm)
+{
+	struct kvm_stats *st = vm->stats;
+
+	if (!st)
+		return;
+	src_free(&st->vm);
+	for (unsigned i = 0; i < st->nvcpu; i++)
+		src_free(&st->vcpu[i]);
 	free(st->vcpu);
 	free(st);
 	vm->stats = NULL;

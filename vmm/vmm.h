@@ -261,7 +261,8 @@ void eager_write_json(const struct vm *vm, struct json *j);
 /* stats.c: KVM_GET_STATS_FD of the VM and each vCPU (after vCPUs exist). */
 struct kvm_stats;
 int stats_open(struct vm *vm); /* 0 or -errno; vm->stats stays NULL on failure */
-void stats_close(struct vm *vm);
+void stats_close(struct vm *vm); /* close the fds; names and samples stay readable */
+void stats_free(struct vm *vm);
 unsigned stats_count(const struct vm *vm);
 int stats_fds(const struct vm *vm, int *fds, int max); /* how many were stored */
 const char *stats_name(const struct vm *vm, unsigned i, int *cumulative);
