@@ -23,7 +23,8 @@ HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
                 -Iinclude -Ivmm -Imm -Idevices -DMINIVMM_VERSION='"$(VERSION)"'
 HOST_LDLIBS  := -lfdt -lseccomp -lpthread
 ifeq ($(SAN),1)
-HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+                -DMINIVMM_SANITIZE
 HOST_LDFLAGS += -fsanitize=address,undefined
 endif
 
@@ -37,6 +38,15 @@ GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,firmware/f
                 -Wl,--no-dynamic-linker -Wl,-z,noexecstack -Wl,-z,norelro \
                 -Wl,--no-warn-rwx-segments
 LIBFDT_A     := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libfdt.a /usr/lib/libfdt.a))
+
+# Objects depend on the flags they were built with: switching SAN=1 on or off
+# rebuilds instead of linking sanitized and plain objects together.
+FLAGS_STAMP  := build/host/flags
+FLAGS_NOW    := $(HOST_CFLAGS) $(HOST_LDFLAGS)
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+$(shell mkdir -p build/host)
+$(file >$(FLAGS_STAMP),$(FLAGS_NOW))
+endif
 
 VMM_SRC      := $(wildcard vmm/*.c mm/*.c devices/*.c)
 VMM_OBJ      := $(VMM_SRC:%.c=build/host/%.o)
@@ -70,11 +80,11 @@ Q := @
 say = @printf '  %-7s %s\n'
 endif
 
-minivmm: $(VMM_OBJ)
+minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 	$(say) LD $@
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(HOST_LDLIBS)
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
 
-build/host/%.o: %.c | check-deps
+build/host/%.o: %.c $(FLAGS_STAMP) | check-deps
 	@mkdir -p $(dir $@)
 	$(say) CC $<
 	$(Q)$(CC) $(HOST_CFLAGS) -c -o $@ $<
@@ -100,7 +110,7 @@ guest/guest.bin: build/guest/guest.elf
 	$(say) OBJCOPY $@
 	$(Q)objcopy -O binary $< $@
 
-build/bench/%: bench/%.c
+build/bench/%: bench/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) CC $<
 	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $< -lpthread

@@ -21,7 +21,7 @@ static uint32_t prop_u32(const void *fdt, int node, const char *name)
 
 	if (!p || len != sizeof(*p))
 		bad(name, p ? -FDT_ERR_BADVALUE : len);
-	return fdt32_to_cpu(*p);
+	return fdt32_ld(p);
 }
 
 static void parse_args(const void *fdt, int chosen)
@@ -60,10 +60,10 @@ void bootinfo_parse(const void *fdt)
 	if (node < 0)
 		bad("/memory@0", node);
 	reg = fdt_getprop(fdt, node, "reg", &len);
-	if (!reg || len != 2 * sizeof(*reg) || fdt64_to_cpu(reg[0]) != 0)
+	if (!reg || len != 2 * sizeof(*reg) || fdt64_ld(&reg[0]) != 0)
 		bad("/memory@0 reg is not <0 size> with 2 address cells",
 		    -FDT_ERR_BADVALUE);
-	fw_boot.mem_bytes = fdt64_to_cpu(reg[1]);
+	fw_boot.mem_bytes = fdt64_ld(&reg[1]);
 
 	node = fdt_path_offset(fdt, "/cpus");
 	if (node < 0)

@@ -6,10 +6,10 @@ TEST_GUESTS := $(patsubst tests/guests/%.S,tests/bin/%.bin,$(TEST_GUEST_SRC))
 
 build/host/tests/unit/%.o: HOST_CFLAGS += -Itests/unit
 
-tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ)
+tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(HOST_LDLIBS)
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(UNIT_OBJ) $(VMM_LIB_OBJ) $(HOST_LDLIBS)
 
 # Tiny hand-written guests (CPL0 only) for device and misbehaviour tests.
 tests/bin/%.bin: tests/guests/%.S include/minivmm_abi.h
@@ -25,3 +25,40 @@ test: test-build
 	@./tests/run
 
 .PHONY: test-build
+
+# --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
+#   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := hypercall translator options loader
+FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
+                -Iinclude -Ivmm -Imm -Idevices -DMINIVMM_VERSION='"fuzz"' -DMINIVMM_SANITIZE
+FUZZ_LIB_OBJ := $(patsubst build/host/%,build/fuzz/obj/%,$(VMM_LIB_OBJ))
+
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(say) FUZZCC $<
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
+	$(say) FUZZLD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(HOST_LDLIBS)
+
+fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+.SECONDARY: $(FUZZ_LIB_OBJ)
+
+# Each target starts from its committed corpus (tests/fuzz/corpus/NAME) and
+# writes what it finds to build/fuzz/corpus-NAME; crashes go to build/fuzz/.
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build/fuzz/corpus-$$t; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/crash-$$t- \
+			build/fuzz/corpus-$$t tests/fuzz/corpus/$$t 2>build/fuzz/$$t.log || \
+			{ tail -30 build/fuzz/$$t.log; echo "fuzz: $$t FAILED"; exit 1; }; \
+		grep -E 'stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$t.log | \
+			sed "s/^/fuzz: $$t /"; \
+	done; echo "fuzz: all targets ran clean"
+
+.PHONY: fuzz fuzz-build

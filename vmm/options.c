@@ -158,7 +158,13 @@ int options_parse(int argc, char **argv, struct config *cfg)
 				.vcpus = 1,
 				.backing = &mm_backends[MM_ANON] };
 	opterr = 0;
-	optind = 1;
+	/*
+	 * 0, not 1: glibc then forgets its position inside the last argument.
+	 * With 1, a parse that stopped inside an option cluster ("-qZ") left
+	 * getopt pointing into that argv, and the next parse read it after it
+	 * was freed (found by tests/fuzz/fuzz_options).
+	 */
+	optind = 0;
 	/* '+': stop at the first non-option, so guest arguments are never parsed here. */
 	while ((c = getopt_long(argc, argv, "+:m:c:o:qhV", longopts, NULL)) != -1) {
 		switch (c) {

@@ -26,6 +26,41 @@ static int allow_memory(scmp_filter_ctx ctx)
 	return r;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__) || \
+	defined(MINIVMM_SANITIZE)
+/*
+ * make SAN=1 builds only: what the ASan/UBSan runtime does behind our back
+ * (alternate signal stacks per thread, returning shadow memory, reading
+ * /proc/self/maps when it reports an error). Never in normal builds.
+ * LeakSanitizer cannot run under any filter (it ptraces every thread at
+ * exit): the tests run it with --no-sandbox (tests/lib.sh).
+ */
+static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, sigaltstack, 0);
+	r = r ?: ALLOW(ctx, madvise, 0);
+	r = r ?: ALLOW(ctx, openat, 0);
+	r = r ?: ALLOW(ctx, read, 0);
+	r = r ?: ALLOW(ctx, readlink, 0);
+	r = r ?: ALLOW(ctx, close, 0);
+	r = r ?: ALLOW(ctx, prctl, 0);
+	r = r ?: ALLOW(ctx, sched_getaffinity, 0);
+	r = r ?: ALLOW(ctx, getrlimit, 0);
+	r = r ?: ALLOW(ctx, prlimit64, 0);
+	r = r ?: ALLOW(ctx, newfstatat, 0);
+	r = r ?: ALLOW(ctx, write, 0);
+	return r;
+}
+#else
+static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
+{
+	(void)ctx;
+	return 0;
+}
+#endif
+
 /* What every role needs: locks, signals between our threads, output, counters. */
 static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 {
@@ -52,6 +87,7 @@ static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	for (int i = 0; !r && i < f->nstats; i++)
 		r = ALLOW(ctx, pread64, 1,
 			  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->stats_fds[i]));
+	r = r ?: allow_sanitizer_runtime(ctx);
 	return r ?: allow_memory(ctx);
 }
 

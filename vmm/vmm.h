@@ -260,7 +260,7 @@ void eager_write_json(const struct vm *vm, struct json *j);
 
 /* stats.c: KVM_GET_STATS_FD of the VM and each vCPU (after vCPUs exist). */
 struct kvm_stats;
-int stats_open(struct vm *vm); /* 0 or -errno; vm->stats stays NULL on failure */
+int stats_open(struct vm *vm);	 /* 0 or -errno; vm->stats stays NULL on failure */
 void stats_close(struct vm *vm); /* close the fds; names and samples stay readable */
 void stats_free(struct vm *vm);
 unsigned stats_count(const struct vm *vm);

@@ -1,4 +1,6 @@
 /* Unit tests: the size parser and the option parser. */
+#include <stdlib.h>
+
 #include "check.h"
 #include "vmm.h"
 
@@ -58,7 +60,21 @@ void test_options(void)
 	CHECK(c.guest_argc == 2 && !strcmp(c.guest_argv[0], "hello") &&
 	      !strcmp(c.guest_argv[1], "--x"));
 
-	fprintf(stderr, "    (expected usage errors follow)\n");
+	/* A parse that stops inside a cluster must not leave getopt in that argv (fuzz find). */
+	{
+		char *bad = strdup("-Vq"), *prog = strdup("minivmm");
+		char *argv1[] = { prog, bad, NULL };
+
+		fprintf(stderr, "    (expected usage errors follow)\n");
+		CHECK(options_parse(2, argv1, &c) ==
+		      1);	     /* -V answered, 'q' left unread */
+		memset(bad, 'X', 3); /* the buffer reused for something else */
+		CHECK(parse(&c, (const char *const[]){ "minivmm", "-q", "g.bin",
+						       NULL }) == 0);
+		CHECK(c.quiet && !strcmp(c.guest_path, "g.bin"));
+		free(bad);
+		free(prog);
+	}
 	CHECK(parse(&c, (const char *const[]){ "minivmm", NULL }) == -1);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "lots", "g", NULL }) ==
 	      -1);

@@ -25,8 +25,8 @@ void test_bootinfo_fdt(void)
 	node = fdt_path_offset(buf, "/memory@0");
 	reg = fdt_getprop(buf, node, "reg", &len);
 	CHECK(reg && len == 16);
-	CHECK_EQ(fdt64_to_cpu(reg[0]), 0);
-	CHECK_EQ(fdt64_to_cpu(reg[1]), 3ULL << 30);
+	CHECK_EQ(fdt64_ld(&reg[0]), 0);
+	CHECK_EQ(fdt64_ld(&reg[1]), 3ULL << 30);
 	node = fdt_path_offset(buf, "/cpus");
 	fdt_for_each_subnode(sub, buf, node) n++;
 	CHECK_EQ(n, 3);

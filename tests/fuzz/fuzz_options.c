@@ -1,0 +1,49 @@
+/* libFuzzer: the option and size parsers on arbitrary argument vectors. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	/* --help prints to stdout; usage errors stay on stderr with the fuzzer's own reports. */
+	if (!freopen("/dev/null", "w", stdout))
+		abort();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1), *argv[34];
+	struct config cfg;
+	uint64_t bytes;
+	int argc = 1;
+
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	argv[0] = "minivmm";
+	/* NUL-separated arguments. */
+	for (size_t i = 0; i <= size && argc < 33;) {
+		argv[argc++] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	argv[argc] = NULL;
+	if (options_parse(argc, argv, &cfg) == 0) {
+		if (!cfg.guest_path || cfg.vcpus == 0 ||
+		    cfg.mem_bytes < MVM_MIN_MEM_BYTES ||
+		    cfg.mem_bytes % MVM_RAM_ALIGN_BYTES || !cfg.backing)
+			abort();
+	}
+	if (parse_size(buf, &bytes) == 0 && buf[0] == '\0')
+		abort();
+	free(buf);
+	return 0;
+}
