@@ -138,4 +138,4 @@ clean:
 	rm -rf build minivmm guest/guest.bin tests/bin
 
 .PHONY: all check-deps deps run lint format install clean test
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)

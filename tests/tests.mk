@@ -21,10 +21,20 @@ tests/bin/%.bin: tests/guests/%.S include/minivmm_abi.h
 
 test-build: all tests/bin/unit $(TEST_GUESTS)
 
+# minivmm linked statically, for the emulated machine of make test-tdp.
+build/tdp/minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(say) LD $@
+	$(Q)$(CC) -static -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
+
+# make test-tdp: minivmm on a real EPT/NPT KVM, in QEMU's software emulation.
+test-tdp: all
+	@./tests/tdp/run
+
 test: test-build
 	@./tests/run
 
-.PHONY: test-build
+.PHONY: test-build test-tdp
 
 # --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
 #   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails
