@@ -39,3 +39,11 @@ expect compare-resources 0 '' 'verdict:' -- \
 jq_true compare-no-leaks "$OUT/compare-res.json" \
 	'.compare.resources as $r | $r.fds_before_lazy > 0 and $r.fds_after_lazy == $r.fds_before_lazy
 	 and $r.fds_after_eager == $r.fds_before_lazy and $r.threads_before_lazy == 1 and $r.threads_after_eager == 1'
+
+# stdout a character device (/dev/null, a terminal): stdio must not probe it under the filter.
+run quiet-to-devnull sh -c "$MINIVMM -q --mem 64M $GUEST -- sweep --max-mib 2 --iterations 1 >/dev/null"
+[ "$(cat "$OUT/quiet-to-devnull.rc")" = 0 ] && pass quiet-to-devnull ||
+	fail quiet-to-devnull "status $(cat "$OUT/quiet-to-devnull.rc"): $(cat "$OUT/quiet-to-devnull.err")"
+run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello | jq -e '.exit.status == 0'"
+[ "$(cat "$OUT/results-to-stdout.rc")" = 0 ] && pass results-to-stdout ||
+	fail results-to-stdout "status $(cat "$OUT/results-to-stdout.rc"): $(cat "$OUT/results-to-stdout.err")"
