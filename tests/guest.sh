@@ -46,19 +46,5 @@ expect bad-hypercall-number 4 'guest ABI violation.*unknown hypercall number 77'
 	$MINIVMM --mem 16M tests/bin/badhcnr.bin
 
 # SIGINT: the run stops, results are written, status 130.
-sigint_test() {
-	local pid rc
-	$MINIVMM --mem 64M -o "$OUT/sigint.json" $GUEST -- spin >"$OUT/sigint.out" 2>"$OUT/sigint.err" &
-	pid=$!
-	for _ in $(seq 50); do grep -q spinning "$OUT/sigint.out" 2>/dev/null && break; sleep 0.1; done
-	kill -INT $pid
-	wait $pid
-	rc=$?
-	if [ $rc = 130 ] && grep -q 'interrupted by Interrupt' "$OUT/sigint.err"; then
-		pass sigint
-	else
-		fail sigint "status $rc: $(cat "$OUT/sigint.err")"
-	fi
-	jq_true sigint-json "$OUT/sigint.json" '.exit.reason == "interrupted" and .exit.status == 130'
-}
-sigint_test
+signal_test sigint INT 'interrupted by Interrupt'
+jq_true sigint-json "$OUT/sigint.json" '.exit.reason == "interrupted" and .exit.status == 130'

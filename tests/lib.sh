@@ -43,6 +43,23 @@ expect() {
 	fi
 }
 
+# signal_test NAME SIG STDERR-TEXT: a spinning guest gets SIG once it runs;
+# minivmm must stop it, say why, write results to $OUT/NAME.json, exit 130.
+signal_test() {
+	local name=$1 sig=$2 text=$3 pid rc
+	$MINIVMM --mem 64M -o "$OUT/$name.json" $GUEST -- spin >"$OUT/$name.out" 2>"$OUT/$name.err" &
+	pid=$!
+	for _ in $(seq 50); do grep -q spinning "$OUT/$name.out" 2>/dev/null && break; sleep 0.1; done
+	kill -"$sig" $pid
+	wait $pid
+	rc=$?
+	if [ $rc = 130 ] && grep -q "$text" "$OUT/$name.err"; then
+		pass "$name"
+	else
+		fail "$name" "status $rc: $(cat "$OUT/$name.err")"
+	fi
+}
+
 # jq_true NAME FILE FILTER : the jq filter must print true.
 jq_true() {
 	local name=$1 file=$2 filter=$3 got

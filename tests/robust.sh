@@ -16,18 +16,7 @@ expect strict-io 4 'guest wrote to port 0x80 on vCPU 0, which no device claims \
 expect exit-while-others-run 0 'guest exited with status 0' '3 vCPUs spinning' -- \
 	$MINIVMM --mem 64M --vcpus 4 --timeout 60 $GUEST -- exit-while-spinning
 
-sigterm_test() {
-	local pid rc
-	$MINIVMM --mem 64M -o "$OUT/sigterm.json" $GUEST -- spin >"$OUT/sigterm.out" 2>"$OUT/sigterm.err" &
-	pid=$!
-	for _ in $(seq 50); do grep -q spinning "$OUT/sigterm.out" 2>/dev/null && break; sleep 0.1; done
-	kill -TERM $pid
-	wait $pid
-	rc=$?
-	[ $rc = 130 ] && grep -q 'interrupted by Terminated' "$OUT/sigterm.err" && pass sigterm ||
-		fail sigterm "status $rc: $(cat "$OUT/sigterm.err")"
-}
-sigterm_test
+signal_test sigterm TERM 'interrupted by Terminated'
 
 expect no-sandbox-warns 0 'WARNING: --no-sandbox' '' -- $MINIVMM --no-sandbox --mem 64M $GUEST -- hello
 expect sandboxed-smp-sweep 0 '' '^Iteration 1$' -- \
