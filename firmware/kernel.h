@@ -14,6 +14,8 @@
 #include "minivmm_abi.h"
 
 #define PAGE_SIZE  4096ULL
+#define PT_SPAN	   (2ULL << 20)	     /* what one page table maps */
+#define MMAP_BASE  0x100000000000ULL /* user mappings: 16 TiB, clear of the direct map */
 #define PAGE_SHIFT 12
 #define PTE_P	   (1ULL << 0)
 #define PTE_W	   (1ULL << 1)

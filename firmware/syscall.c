@@ -36,7 +36,7 @@ static long sys_info(struct fw_info *out)
 {
 	out->mem_bytes = fw_boot.mem_bytes;
 	out->free_bytes = pmm_free_bytes();
-	out->mmap_base = 0x100000000000ULL;
+	out->mmap_base = MMAP_BASE;
 	out->vcpus = fw_boot.vcpus;
 	out->tsc_khz = fw_boot.tsc_khz;
 	out->argc = fw_boot.argc;

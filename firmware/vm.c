@@ -1,8 +1,7 @@
 /* The user mmap region: anonymous mappings, populated up front or on demand. */
 #include "kernel.h"
 
-#define MMAP_BASE    0x100000000000ULL /* 16 TiB: clear of the direct map */
-#define MMAP_END     0x200000000000ULL
+#define MMAP_END     (MMAP_BASE + 0x100000000000ULL)
 #define MAX_MAPPINGS 64
 
 struct mapping {
@@ -87,7 +86,7 @@ static void populate(uint64_t start, uint64_t end)
 		lock();
 		pte = paging_walk(va, 1);
 		unlock();
-		stop = (va | ((2ULL << 20) - 1)) + 1;
+		stop = (va | (PT_SPAN - 1)) + 1;
 
 		if (stop > end)
 			stop = end;
@@ -174,8 +173,7 @@ long vm_munmap(uint64_t va, uint64_t len)
 	batch.n = 0;
 	/* One table walk per 2 MiB, then down its entries. */
 	for (uint64_t p = end; p > va;) {
-		uint64_t chunk = (p - 1) & ~((2ULL << 20) - 1),
-			 stop = chunk > va ? chunk : va;
+		uint64_t chunk = (p - 1) & ~(PT_SPAN - 1), stop = chunk > va ? chunk : va;
 		uint64_t *pt = paging_walk(chunk, 0);
 
 		for (; pt && p > stop;) {
@@ -231,7 +229,7 @@ int vm_fault(uint64_t va, uint64_t error)
 	}
 	if (va >> 21 != c->pt_tag || !c->pt) {
 		lock();
-		c->pt = paging_walk(va & ~((2ULL << 20) - 1), 1);
+		c->pt = paging_walk(va & ~(PT_SPAN - 1), 1);
 		unlock();
 		c->pt_tag = va >> 21;
 	}

@@ -57,7 +57,6 @@ static int load_guest(struct vm *vm)
 				  vm->cfg->guest_path, err);
 	}
 	memcpy(mm_gpa_to_hva(&vm->ram, MVM_LOAD_GPA, len), img, len);
-	vm->image_bytes = len;
 	free(img);
 	return 0;
 }

@@ -154,7 +154,6 @@ void *vcpu_thread(void *arg)
 				  strerror(errno));
 			break;
 		}
-		v->exits++;
 		if (exit_dispatch(vm, v) == EXIT_STOP)
 			break;
 	}

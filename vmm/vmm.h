@@ -95,7 +95,6 @@ struct vcpu {
 	size_t run_size;
 	pthread_t thread;
 	int started;
-	uint64_t exits;
 	double t_run, t_done; /* the thread's run loop (for --trace) */
 	/* COM1 / debug-console line buffer: one host write per line. */
 	char line[256];
@@ -108,8 +107,6 @@ struct results {
 	size_t ntouch;
 	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
 	size_t nsweep, capsweep;
-	double setup_s; /* main() -> first KVM_RUN */
-	double run_s;	/* first KVM_RUN -> end */
 };
 
 struct json;
@@ -175,38 +172,39 @@ struct unclaimed {
 };
 
 struct vm {
+	/* Fixed once setup is done. */
 	const struct config *cfg;
 	struct platform plat;
 	int kvm_fd, vm_fd;
 	struct guest_ram ram;
 	struct mvm_image_header image;
-	uint64_t image_bytes;
 	struct vcpu *vcpus;
 	unsigned nvcpus;
 	pthread_t main_thread;
-	struct pio_bus pio; /* fixed before the first KVM_RUN */
-
-	pthread_mutex_t lock; /* guards everything below */
-	enum run_end end;
-	int status;	    /* guest's exit status, when end == END_GUEST_EXIT */
-	const char *reason; /* exit.reason in the results */
-	char message[768];
-	unsigned running; /* vCPU threads still in their run loop */
-	double t_start;	  /* main() entered (CLOCK_MONOTONIC seconds) */
-	uint64_t console_bytes, console_dropped;
-	struct unclaimed pio_unclaimed, mmio_unclaimed;
-	struct eager_run eager;
-	pthread_cond_t cond; /* eager progress and go */
-	struct timeline tl;
+	struct pio_bus pio;
+	double t_start;		 /* this run's "exec" (CLOCK_MONOTONIC seconds) */
 	struct kvm_stats *stats; /* NULL when KVM has no binary stats */
-	int sandbox;		 /* install the seccomp filters (not --no-sandbox) */
-	int sandbox_main;   /* ... on the main thread too (the last run of a process) */
-	int *stats_fd_list; /* the stats fds, for the sandbox (stats.c) */
+	int *stats_fd_list;	 /* the stats fds, for the sandbox (stats.c) */
 	int nstats_fds;
-	int out_fds[2]; /* results and trace files, opened before the filter */
+	int sandbox;	  /* install the seccomp filters (not --no-sandbox) */
+	int sandbox_main; /* ... on the main thread too (the last run of a process) */
+	int out_fds[2];	  /* results and trace files, opened before the filter */
 	int nout;
 	struct resources res_before, res_after; /* --compare: around this run */
+
+	/* Shared by the threads of a run: under lock, or atomics where noted. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* eager progress and go */
+	enum run_end end;    /* read without the lock by vm_stopping() */
+	int status;	     /* guest's exit status, when end == END_GUEST_EXIT */
+	const char *reason;  /* exit.reason in the results */
+	char message[768];
+	unsigned running; /* vCPU threads still in their run loop */
+	uint64_t console_bytes, console_dropped;
+	struct unclaimed pio_unclaimed, mmio_unclaimed;
 	uint8_t com1_regs[8];
+	struct eager_run eager;
+	struct timeline tl;
 	struct results res;
 };
 
