@@ -8,6 +8,7 @@ VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/lib/minivmm
+MANDIR     ?= $(PREFIX)/share/man
 WERROR     ?= 1
 SAN        ?= 0
 
@@ -130,9 +131,10 @@ format:
 	clang-format -i --style=file $$(git ls-files '*.c' '*.h')
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 minivmm $(DESTDIR)$(BINDIR)/minivmm
 	install -m 0644 guest/guest.bin $(DESTDIR)$(LIBEXECDIR)/guest.bin
+	install -m 0644 docs/minivmm.1 $(DESTDIR)$(MANDIR)/man1/minivmm.1
 
 clean:
 	rm -rf build minivmm guest/guest.bin tests/bin

@@ -48,3 +48,12 @@ expect bad-hypercall-number 4 'guest ABI violation.*unknown hypercall number 77'
 # SIGINT: the run stops, results are written, status 130.
 signal_test sigint INT 'interrupted by Interrupt'
 jq_true sigint-json "$OUT/sigint.json" '.exit.reason == "interrupted" and .exit.status == 130'
+
+# make install puts the VMM, the guest image and the man page under DESTDIR/PREFIX.
+rm -rf "$OUT/inst"
+run install make -s install PREFIX=/usr DESTDIR="$OUT/inst"
+[ -x "$OUT/inst/usr/bin/minivmm" ] && [ -s "$OUT/inst/usr/lib/minivmm/guest.bin" ] &&
+	[ -s "$OUT/inst/usr/share/man/man1/minivmm.1" ] && pass install ||
+	fail install "$(cat "$OUT/install.err"; find "$OUT/inst" -type f)"
+expect installed-runs 0 '' '^vcpus: 1$' -- "$OUT/inst/usr/bin/minivmm" --mem 64M \
+	"$OUT/inst/usr/lib/minivmm/guest.bin" -- hello
