@@ -76,6 +76,30 @@ static int assert_main(int argc, const char *const *argv, const struct fw_info *
 	FAIL("deliberate failure for the test suite");
 }
 
+/* demand PAGES: map PAGES pages on demand and touch each once (a fault apiece), no unmap. */
+static int demand_main(int argc, const char *const *argv, const struct fw_info *info)
+{
+	struct fw_stats s0, s1;
+	uint64_t pages, t0, t1;
+	volatile char *p;
+
+	(void)info;
+	if (argc != 2 || parse_u64(argv[1], &pages) || pages == 0)
+		FAIL("usage: demand PAGES");
+	p = mmap_anon(pages * 4096, 0);
+	if (!p)
+		FAIL("mmap of %lu pages failed", pages);
+	get_stats(&s0);
+	t0 = rdtsc();
+	for (uint64_t i = 0; i < pages; i++)
+		p[i * 4096] = 1;
+	t1 = rdtsc();
+	get_stats(&s1);
+	printf("demand: %lu pages, %lu guest faults, %lu us per page\n", pages,
+	       s1.page_faults - s0.page_faults, (t1 - t0) / pages * 1000 / info->tsc_khz);
+	return 0;
+}
+
 /* flood MIB: print MIB of console output (the VMM keeps at most 16 MiB). */
 static int flood_main(int argc, const char *const *argv, const struct fw_info *info)
 {
@@ -121,6 +145,7 @@ static int exit_spin_main(const struct ctx *c)
 
 const struct workload test_workloads[] = {
 	{ "flood", "flood MIB", flood_main, NULL },
+	{ "demand", "demand PAGES", demand_main, NULL },
 	{ "exit-while-spinning", "exit-while-spinning", NULL, exit_spin_main },
 	{ "exit", "exit N", exit_main, NULL },
 	{ "touch", "touch ADDR", touch_main, NULL },
