@@ -83,7 +83,6 @@ static int demand_main(int argc, const char *const *argv, const struct fw_info *
 	uint64_t pages, t0, t1;
 	volatile char *p;
 
-	(void)info;
 	if (argc != 2 || parse_u64(argv[1], &pages) || pages == 0)
 		FAIL("usage: demand PAGES");
 	p = mmap_anon(pages * 4096, 0);
