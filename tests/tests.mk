@@ -12,7 +12,7 @@ tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(UNIT_OBJ) $(VMM_LIB_OBJ) $(HOST_LDLIBS)
 
 # Tiny hand-written guests (CPL0 only) for device and misbehaviour tests.
-tests/bin/%.bin: tests/guests/%.S include/minivmm_abi.h
+tests/bin/%.bin: tests/guests/%.S tests/guests/common.inc include/minivmm_abi.h
 	@mkdir -p build/tests $(dir $@)
 	$(say) GUESTAS $<
 	$(Q)$(GUEST_CC) -c -Iinclude -o build/tests/$*.o $<

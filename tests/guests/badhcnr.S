@@ -4,9 +4,7 @@
 	.text
 	.globl _start
 _start:
-	lea args(%rip), %eax
-	mov $MVM_HC_PORT, %dx
-	out %eax, %dx
+	HCALL args
 	HC_EXIT 0
 	.align 8
 args:	.long 77, 8
