@@ -11,7 +11,6 @@
 #define EAGER_CHUNK_BYTES    (256ULL << 20) /* progress granularity */
 #define PROGRESS_MIN_BYTES   (1ULL << 30)
 #define PROGRESS_INTERVAL_NS 100000000L
-#define GIB		     (1024.0 * 1024.0 * 1024.0)
 
 int eager_host_side(const struct vm *vm)
 {
@@ -133,8 +132,8 @@ static void progress(const struct vm *vm, int final)
 	fprintf(stderr, "\reager %s: [%.*s%*s] %3d%% %.1f/%.1f GiB%s",
 		eager_strategy_name(e->strategy), filled,
 		"########################################", width - filled, "",
-		(int)(done * 100 / e->total_bytes), (double)done / GIB,
-		(double)e->total_bytes / GIB, final ? "\n" : "");
+		(int)(done * 100 / e->total_bytes), (double)done / BYTES_PER_GIB,
+		(double)e->total_bytes / BYTES_PER_GIB, final ? "\n" : "");
 }
 
 /*
@@ -245,15 +244,15 @@ void eager_report(const struct vm *vm, FILE *f)
 			: "",
 		e->nthreads, e->nthreads == 1 ? "" : "s",
 		e->on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
-		(double)e->total_bytes / GIB, secs,
-		secs > 0 ? (double)e->total_bytes / GIB / secs : 0);
+		(double)e->total_bytes / BYTES_PER_GIB, secs,
+		secs > 0 ? (double)e->total_bytes / BYTES_PER_GIB / secs : 0);
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		const struct eager_thread *t = &e->th[i];
 		double s = t->t1 - t->t0;
 
 		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)", i,
-			(double)t->bytes / GIB, (unsigned long long)t->gpa, s,
-			s > 0 ? (double)t->bytes / GIB / s : 0);
+			(double)t->bytes / BYTES_PER_GIB, (unsigned long long)t->gpa, s,
+			s > 0 ? (double)t->bytes / BYTES_PER_GIB / s : 0);
 		if (e->strategy == EAGER_PREFAULT)
 			fprintf(f,
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
@@ -265,7 +264,8 @@ void eager_report(const struct vm *vm, FILE *f)
 		fprintf(f,
 			"  resident on the host afterwards (mincore): %.2f GiB of %.2f "
 			"GiB\n",
-			(double)e->resident_bytes / GIB, (double)vm->ram.size / GIB);
+			(double)e->resident_bytes / BYTES_PER_GIB,
+			(double)vm->ram.size / BYTES_PER_GIB);
 }
 
 void eager_write_json(const struct vm *vm, struct json *j)
@@ -292,7 +292,7 @@ void eager_write_json(const struct vm *vm, struct json *j)
 			json_u64(j, "bytes", t->bytes);
 			json_double(j, "seconds", s);
 			json_double(j, "gib_per_s",
-				    s > 0 ? (double)t->bytes / GIB / s : 0);
+				    s > 0 ? (double)t->bytes / BYTES_PER_GIB / s : 0);
 			if (e->strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t->vcpu);
 				json_u64(j, "prefault_bytes", t->pf.bytes);
@@ -304,7 +304,6 @@ void eager_write_json(const struct vm *vm, struct json *j)
 		json_end_array(j);
 	}
 	if (e->strategy == EAGER_TOUCH) {
-		double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 		const struct results *r = &vm->res;
 
 		json_u64(j, "threads", vm->nvcpus);
@@ -312,7 +311,7 @@ void eager_write_json(const struct vm *vm, struct json *j)
 		json_begin_array(j, "per_thread");
 		for (size_t i = 0; i < r->ntouch; i++) {
 			const struct mvm_rec_touch *t = &r->touch[i];
-			double s = (double)t->cycles / cycles_per_s;
+			double s = cycles_to_s(vm, t->cycles);
 
 			if (t->vcpu == MVM_VCPU_ALL)
 				continue;
@@ -324,7 +323,8 @@ void eager_write_json(const struct vm *vm, struct json *j)
 			json_u64(j, "bytes", t->pages * MVM_PAGE_BYTES);
 			json_double(j, "seconds", s);
 			json_double(j, "gib_per_s",
-				    s > 0 ? (double)t->pages * MVM_PAGE_BYTES / GIB / s
+				    s > 0 ? (double)t->pages * MVM_PAGE_BYTES /
+						    BYTES_PER_GIB / s
 					  : 0);
 			json_end_object(j);
 		}
@@ -334,8 +334,7 @@ void eager_write_json(const struct vm *vm, struct json *j)
 				continue;
 			json_u64(j, "pages", r->touch[i].pages);
 			json_u64(j, "bytes", r->touch[i].pages * MVM_PAGE_BYTES);
-			json_double(j, "seconds",
-				    (double)r->touch[i].cycles / cycles_per_s);
+			json_double(j, "seconds", cycles_to_s(vm, r->touch[i].cycles));
 		}
 	}
 	json_begin_array(j, "fallbacks");

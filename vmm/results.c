@@ -49,7 +49,6 @@ out:
 int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t n)
 {
 	struct results *r = &vm->res;
-	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 	struct mvm_rec_touch *copy = malloc(n * sizeof(*copy));
 
 	if (!copy)
@@ -61,8 +60,8 @@ int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t 
 	r->ntouch = n;
 	for (uint32_t i = 0; i < n && !vm->cfg->quiet; i++) {
 		const struct mvm_rec_touch *t = &copy[i];
-		double s = (double)t->cycles / cycles_per_s;
-		double gib = (double)t->pages * MVM_PAGE_BYTES / (1 << 30);
+		double s = cycles_to_s(vm, t->cycles);
+		double gib = (double)t->pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
 
 		if (t->vcpu == MVM_VCPU_ALL)
 			printf("eager: touch (in the guest, CPL3), %u vCPUs, %.2f GiB in "
@@ -72,8 +71,8 @@ int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t 
 	}
 	for (uint32_t i = 0; i < n && !vm->cfg->quiet; i++) {
 		const struct mvm_rec_touch *t = &copy[i];
-		double s = (double)t->cycles / cycles_per_s;
-		double gib = (double)t->pages * MVM_PAGE_BYTES / (1 << 30);
+		double s = cycles_to_s(vm, t->cycles);
+		double gib = (double)t->pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
 
 		if (t->vcpu != MVM_VCPU_ALL)
 			printf("  vCPU %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)\n",
@@ -118,12 +117,12 @@ static const struct mvm_rec_sweep *cell_rec(const struct mvm_rec_sweep *recs, ui
 	return found;
 }
 
-static void print_cell(FILE *f, const struct mvm_rec_sweep *r, double cycles_per_s,
+static void print_cell(FILE *f, const struct vm *vm, const struct mvm_rec_sweep *r,
 		       const char *sep)
 {
 	if (r)
 		fprintf(f, "%s%.3f", sep,
-			(double)(r->map_cycles + r->touch_cycles) / cycles_per_s);
+			cycles_to_s(vm, r->map_cycles + r->touch_cycles));
 	else
 		fprintf(f, "%s  -  ", sep);
 }
@@ -143,7 +142,6 @@ void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
 			 uint32_t n, const struct mvm_rec_sweep *earlier, size_t nearlier,
 			 FILE *f)
 {
-	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct mvm_rec_sweep *t = &recs[i];
@@ -170,11 +168,12 @@ void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
 			if (!same_table(row, t) || dup)
 				continue;
 			fprintf(f, "%4u ", row->size_mib);
-			print_cell(f, cell_rec(recs, n, row, MVM_MODE_DEMAND),
-				   cycles_per_s, flat ? " " : "");
+			print_cell(f, vm, cell_rec(recs, n, row, MVM_MODE_DEMAND),
+				   flat ? " " : "");
 			if (!flat)
-				print_cell(f, cell_rec(recs, n, row, MVM_MODE_POPULATE),
-					   cycles_per_s, "  ");
+				print_cell(f, vm,
+					   cell_rec(recs, n, row, MVM_MODE_POPULATE),
+					   "  ");
 			fputc('\n', f);
 		}
 	}
@@ -217,7 +216,6 @@ void results_write_obj(const struct vm *vm, struct json *jp, const char *key)
 {
 	const struct config *cfg = vm->cfg;
 	const struct results *r = &vm->res;
-	double cycles_per_s = (double)vm->plat.tsc_khz * HZ_PER_KHZ;
 	struct json j = *jp;
 
 	json_begin_object(&j, key);
@@ -253,8 +251,8 @@ void results_write_obj(const struct vm *vm, struct json *jp, const char *key)
 	json_begin_array(&j, "sweep");
 	for (size_t i = 0; i < r->nsweep; i++) {
 		const struct mvm_rec_sweep *s = &r->sweep[i];
-		double map_s = (double)s->map_cycles / cycles_per_s;
-		double touch_s = (double)s->touch_cycles / cycles_per_s;
+		double map_s = cycles_to_s(vm, s->map_cycles);
+		double touch_s = cycles_to_s(vm, s->touch_cycles);
 
 		json_begin_object(&j, NULL);
 		json_string(&j, "workload", workload_name(s->workload));
@@ -268,7 +266,7 @@ void results_write_obj(const struct vm *vm, struct json *jp, const char *key)
 		json_double(&j, "map_s", map_s);
 		json_double(&j, "touch_s", touch_s);
 		json_double(&j, "seconds", map_s + touch_s);
-		json_double(&j, "unmap_s", (double)s->unmap_cycles / cycles_per_s);
+		json_double(&j, "unmap_s", cycles_to_s(vm, s->unmap_cycles));
 		json_u64(&j, "pages", s->pages);
 		json_u64(&j, "guest_faults", s->guest_faults);
 		json_u64(&j, "pfn_sum", s->pfn_sum);

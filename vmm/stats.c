@@ -108,8 +108,6 @@ struct kvm_stats {
 	pthread_mutex_t lock; /* pread into shared buffers */
 };
 
-int stats_fds(const struct vm *vm, int *fds, int max);
-
 int stats_open(struct vm *vm)
 {
 	struct kvm_stats *st;

@@ -90,10 +90,10 @@ void timeline_guest_entry(struct vm *vm, struct vcpu *v)
 /* A guest phase marker (MVM_HC_MARK). Without an anchor, the exit's arrival is the time. */
 void timeline_guest_mark(struct vm *vm, uint32_t mark, uint64_t tsc)
 {
-	double hz = (double)vm->plat.tsc_khz * HZ_PER_KHZ, t = now_s();
+	double t = now_s();
 
-	if (vm->tl.anchored && hz > 0)
-		t = vm->tl.t_tsc0 + ((double)tsc - (double)vm->tl.tsc0) / hz;
+	if (vm->tl.anchored && vm->plat.tsc_khz)
+		t = vm->tl.t_tsc0 + cycles_to_s(vm, tsc) - cycles_to_s(vm, vm->tl.tsc0);
 	timeline_mark_at(vm, timeline_guest_mark_name(mark), t, 1);
 }
 
@@ -150,8 +150,8 @@ void timeline_summary(const struct vm *vm, struct tl_summary *s)
 			      ? (vm->eager.t_end - vm->eager.t_start) * MSEC_PER_SEC
 			      : 0;
 	if (vm->eager.strategy == EAGER_TOUCH && vm->res.ntouch)
-		s->eager_ms = (double)vm->res.touch[vm->res.ntouch - 1].cycles /
-			      ((double)vm->plat.tsc_khz * HZ_PER_KHZ) * MSEC_PER_SEC;
+		s->eager_ms = cycles_to_s(vm, vm->res.touch[vm->res.ntouch - 1].cycles) *
+			      MSEC_PER_SEC;
 	s->first_useful_work_ms = fuw > 0 ? (fuw - exec) * MSEC_PER_SEC : -1;
 	s->total_ms = (timeline_time(vm, "vm_exit") - exec) * MSEC_PER_SEC;
 	s->first_pass_ms =

@@ -33,6 +33,7 @@ enum {
 #define NSEC_PER_SEC	      1000000000ULL
 #define NSEC_PER_MSEC	      1000000ULL
 #define MSEC_PER_SEC	      1000.0
+#define BYTES_PER_GIB	      (1024.0 * 1024.0 * 1024.0)
 #define KHZ_PER_MHZ	      1000ULL
 #define HZ_PER_KHZ	      1000ULL
 
@@ -207,6 +208,12 @@ struct vm {
 	struct timeline tl;
 	struct results res;
 };
+
+/* Guest TSC cycles as seconds, at the frequency KVM reported for this VM. */
+static inline double cycles_to_s(const struct vm *vm, uint64_t cycles)
+{
+	return (double)cycles / ((double)vm->plat.tsc_khz * HZ_PER_KHZ);
+}
 
 /* kvm.c */
 /* Open /dev/kvm (and check its API) / create the VM. 0, or -1 with the reason in err. */
