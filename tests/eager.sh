@@ -45,15 +45,22 @@ expect eager-populate 0 '' 'eager: populate \(MADV_POPULATE_WRITE\), 2 threads \
 	$MINIVMM --mem 512M --vcpus 2 --eager=populate -o "$OUT/flat-eager.json" $GUEST -- $F
 jq_true eager-populate-resident "$OUT/flat-eager.json" \
 	'.config.mem_bytes as $m | .eager.strategy == "populate" and .eager.resident_bytes_after == $m and (.eager.per_thread | length == 2) and ([.eager.per_thread[].bytes] | add == $m)'
+# The issue's criterion: fewer guest-visible second-level faults in the first pass
+# (KVM's pf_taken; on PVM populated memory lets KVM prefetch 8 entries per fault),
+# or a first pass at least 1.5x faster. Counters first: the clock here is noisy.
 first_pass() { jq '[.sweep[] | select(.iteration == 1) | .touch_s] | add' "$1"; }
+first_faults() { jq '.timeline[] | select(.phase == "first_useful_work") | .stats.pf_taken // 0' "$1"; }
 lazy=$(first_pass "$OUT/flat-lazy.json")
 eager=$(first_pass "$OUT/flat-eager.json")
-if awk -v l="$lazy" -v e="$eager" 'BEGIN { exit !(l >= 1.5 * e) }'; then
-	pass eager-populate-first-pass-faster
+lazy_pf=$(first_faults "$OUT/flat-lazy.json")
+eager_pf=$(first_faults "$OUT/flat-eager.json")
+if [ "$lazy_pf" -gt 0 ] && [ $((2 * eager_pf)) -le "$lazy_pf" ] ||
+	awk -v l="$lazy" -v e="$eager" 'BEGIN { exit !(l >= 1.5 * e) }'; then
+	pass eager-populate-first-pass-cheaper
 else
-	fail eager-populate-first-pass-faster "lazy $lazy s vs eager $eager s: less than 1.5x"
+	fail eager-populate-first-pass-cheaper "pf_taken lazy $lazy_pf vs eager $eager_pf (not half), time lazy $lazy s vs eager $eager s (not 1.5x)"
 fi
-echo "    (flat first pass: lazy $lazy s, eager=populate $eager s)"
+echo "    (flat first pass: lazy $lazy s / $lazy_pf faults, eager=populate $eager s / $eager_pf faults)"
 
 expect eager-threads 0 '' 'thread 2: ' -- \
 	$MINIVMM --mem 64M --eager=populate --eager-threads 3 -o "$OUT/eager-threads.json" $GUEST -- exit 0
