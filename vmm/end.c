@@ -1,4 +1,4 @@
-/* Running the VM: vCPU threads, the end of a run, timeouts and signals. */
+/* The end of a run: why it ended, the exit status that follows, and how threads learn of it. */
 #include "vmm.h"
 
 #include <errno.h>
@@ -8,6 +8,53 @@
 
 #define SIG_KICK SIGUSR1 /* to a vCPU thread: leave KVM_RUN */
 #define SIG_WAKE SIGUSR2 /* to the main thread: something ended */
+
+const struct exit_status_row exit_statuses[] = {
+	{ EXIT_GUEST_OK, "the guest exited with status 0" },
+	{ EXIT_GUEST_FAILED, "the guest exited with a non-zero status" },
+	{ EXIT_USAGE,
+	  "usage error: bad option, unreadable/empty/oversized image, options that do not fit the image" },
+	{ EXIT_HOST,
+	  "host or KVM error: no /dev/kvm, RAM the host cannot back, a missing capability, an ioctl failed" },
+	{ EXIT_GUEST_CRASH,
+	  "the guest crashed: triple fault, unhandled exception, emulation failure, HLT with nothing to wake it, ABI violation, not a minivmm guest, --strict-io" },
+	{ EXIT_TIMEOUT, "--timeout expired" },
+	{ EXIT_INTERRUPTED,
+	  "interrupted (SIGINT/SIGTERM); a second SIGINT exits at once" },
+};
+const unsigned exit_status_count = ARRAY_SIZE(exit_statuses);
+
+/* In enum order: run_end_row() indexes it, and the unit tests check each row's end. */
+const struct run_end_row run_ends[] = {
+	{ END_RUNNING, "not-started", EXIT_GUEST_CRASH, "the run never got going" },
+	{ END_GUEST_EXIT, "guest-exit", EXIT_GUEST_OK,
+	  "the guest made the exit hypercall (status 1 if its status was not 0)" },
+	{ END_GUEST_ABORT, "guest-abort", EXIT_GUEST_CRASH,
+	  "the guest aborted: a failed assert or an unhandled exception" },
+	{ END_GUEST_CRASH, "guest-crash", EXIT_GUEST_CRASH,
+	  "triple fault, emulation failure, entry failure or an unexpected exit" },
+	{ END_GUEST_HALT, "guest-halt", EXIT_GUEST_CRASH, "HLT, which nothing can wake" },
+	{ END_GUEST_PARKED, "guest-parked", EXIT_GUEST_CRASH,
+	  "every vCPU parked without the exit hypercall" },
+	{ END_ABI_VIOLATION, "abi-violation", EXIT_GUEST_CRASH,
+	  "a hypercall or port access the ABI forbids" },
+	{ END_UNCLAIMED_IO, "unclaimed-io", EXIT_GUEST_CRASH,
+	  "--strict-io: an access no device claims" },
+	{ END_NOT_A_GUEST, "not-a-guest", EXIT_GUEST_CRASH,
+	  "the image is not a minivmm guest for this ABI" },
+	{ END_TIMEOUT, "timeout", EXIT_TIMEOUT, "--timeout expired" },
+	{ END_INTERRUPTED, "interrupted", EXIT_INTERRUPTED, "SIGINT or SIGTERM" },
+	{ END_HOST_ERROR, "host-error", EXIT_HOST,
+	  "an ioctl or allocation failed on the host" },
+	{ END_USAGE, "usage", EXIT_USAGE,
+	  "the options or the image do not fit together" },
+};
+_Static_assert(ARRAY_SIZE(run_ends) == END_COUNT, "one row per enum run_end, in order");
+
+const struct run_end_row *run_end_row(enum run_end end)
+{
+	return &run_ends[end < END_COUNT ? end : END_RUNNING];
+}
 
 double now_s(void)
 {
@@ -25,13 +72,17 @@ static void kick_all(struct vm *vm)
 		if (!v->started)
 			continue;
 		/* immediate_exit covers a kick that lands just before KVM_RUN. */
-		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&v->kvm_run->immediate_exit, 1, __ATOMIC_SEQ_CST);
 		pthread_kill(v->thread, SIG_KICK);
 	}
 }
 
-void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
-	       const char *fmt, ...)
+void vm_wake_main(struct vm *vm)
+{
+	pthread_kill(vm->main_thread, SIG_WAKE);
+}
+
+void vm_finish(struct vm *vm, enum run_end end, int status, const char *fmt, ...)
 {
 	va_list ap;
 	int first;
@@ -39,18 +90,16 @@ void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
 	pthread_mutex_lock(&vm->lock);
 	first = vm->end == END_RUNNING;
 	if (first) {
-		vm->end = end;
 		vm->status = status;
-		vm->reason = reason;
 		va_start(ap, fmt);
 		vsnprintf(vm->message, sizeof(vm->message), fmt, ap);
 		va_end(ap);
+		__atomic_store_n(&vm->end, end, __ATOMIC_RELEASE);
 	}
-	pthread_cond_broadcast(&vm->cond);
 	pthread_mutex_unlock(&vm->lock);
 	if (first) {
 		kick_all(vm);
-		pthread_kill(vm->main_thread, SIG_WAKE);
+		vm_wake_main(vm);
 	}
 }
 
@@ -59,13 +108,16 @@ int vm_stopping(struct vm *vm)
 	return __atomic_load_n(&vm->end, __ATOMIC_ACQUIRE) != END_RUNNING;
 }
 
-void vm_vcpu_done(struct vm *vm, struct vcpu *v)
+int vm_exit_status(const struct vm *vm)
 {
-	(void)v;
-	pthread_mutex_lock(&vm->lock);
-	vm->running--;
-	pthread_mutex_unlock(&vm->lock);
-	pthread_kill(vm->main_thread, SIG_WAKE);
+	if (vm->end == END_GUEST_EXIT)
+		return vm->status == 0 ? EXIT_GUEST_OK : EXIT_GUEST_FAILED;
+	return run_end_row(vm->end)->status;
+}
+
+const char *vm_end_reason(const struct vm *vm)
+{
+	return run_end_row(vm->end)->reason;
 }
 
 static void on_kick(int sig)
@@ -84,129 +136,74 @@ static void on_second_interrupt(int sig)
 	_exit(EXIT_INTERRUPTED);
 }
 
-static int still_running(struct vm *vm)
+static void wait_set(sigset_t *s)
 {
-	int r;
-
-	pthread_mutex_lock(&vm->lock);
-	r = vm->end == END_RUNNING && vm->running > 0;
-	pthread_mutex_unlock(&vm->lock);
-	return r;
+	sigemptyset(s);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGTERM);
+	sigaddset(s, SIG_WAKE);
 }
 
-/*
- * Wait for the guest to end, a timeout, or SIGINT/SIGTERM. The main thread
- * sleeps in sigtimedwait(); vCPU threads wake it with SIG_WAKE.
- */
-static void wait_for_end(struct vm *vm, const sigset_t *waitset)
-{
-	double deadline = vm->cfg->timeout_s > 0 ? now_s() + vm->cfg->timeout_s : 0;
-
-	while (still_running(vm)) {
-		struct timespec ts = { 1, 0 };
-		int sig;
-
-		if (deadline) {
-			double left = deadline - now_s();
-
-			if (left <= 0) {
-				vm_finish(vm, END_TIMEOUT, 0, "timeout",
-					  "guest still running after --timeout %g s; "
-					  "stopped it",
-					  vm->cfg->timeout_s);
-				break;
-			}
-			if (left < 1) {
-				ts.tv_sec = 0;
-				ts.tv_nsec = (long)(left * NSEC_PER_SEC) + 1;
-			}
-		}
-		sig = sigtimedwait(waitset, NULL, &ts);
-		if (sig == SIGINT || sig == SIGTERM) {
-			struct sigaction sa = { .sa_handler = on_second_interrupt };
-			sigset_t again;
-
-			sigaction(SIGINT, &sa, NULL);
-			sigaction(SIGTERM, &sa, NULL);
-			sigemptyset(&again);
-			sigaddset(&again, SIGINT);
-			sigaddset(&again, SIGTERM);
-			pthread_sigmask(SIG_UNBLOCK, &again, NULL);
-			vm_finish(vm, END_INTERRUPTED, 0, "interrupted",
-				  "interrupted by %s; stopped the guest", strsignal(sig));
-			break;
-		}
-	}
-}
-
-int vm_run(struct vm *vm)
+void vm_signals_block(struct vm *vm, sigset_t *old)
 {
 	struct sigaction kick = { .sa_handler = on_kick };
-	sigset_t waitset, old;
-	unsigned started = 0;
-	int r;
+	sigset_t set;
 
-	sigemptyset(&waitset);
-	sigaddset(&waitset, SIGINT);
-	sigaddset(&waitset, SIGTERM);
-	sigaddset(&waitset, SIG_WAKE);
+	wait_set(&set);
 	/* No SA_RESTART: the kick must make KVM_RUN return EINTR. */
 	sigaction(SIG_KICK, &kick, NULL);
 	/* A wake-up left pending when the mask is restored must not kill us. */
 	sigaction(SIG_WAKE, &kick, NULL);
-	pthread_sigmask(SIG_BLOCK, &waitset, &old);
+	pthread_sigmask(SIG_BLOCK, &set, old);
 	vm->main_thread = pthread_self();
-	vm->running = vm->nvcpus;
-	vm->eager.t_start = now_s();
-	if (eager_host_side(vm) && !vm->eager.on_vcpu_threads &&
-	    eager_run_dedicated(vm, &waitset)) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		return exit_status_of(vm);
-	}
-	for (; started < vm->nvcpus; started++) {
-		struct vcpu *v = &vm->vcpus[started];
+}
 
-		r = pthread_create(&v->thread, NULL, vcpu_thread, v);
-		if (r) {
-			pthread_mutex_lock(&vm->lock);
-			vm->running -= vm->nvcpus - started;
-			pthread_mutex_unlock(&vm->lock);
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-				  "pthread_create for vCPU %u: %s", started, strerror(r));
-			break;
-		}
-		v->started = 1;
-	}
-	if (vm->sandbox && vm->sandbox_main) {
-		struct sandbox_fds f;
+/* The first SIGINT/SIGTERM ends the run; from then on a second one exits at once. */
+static void interrupted(struct vm *vm, int sig)
+{
+	struct sigaction sa = { .sa_handler = on_second_interrupt };
+	sigset_t again;
 
-		vm_sandbox_fds(vm, &f, -1);
-		r = sandbox_enter(SANDBOX_MAIN, &f);
-		if (r)
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-				  "sandbox: seccomp filter for the main thread: %s",
-				  strerror(-r));
-	}
-	if (eager_host_side(vm) && vm->eager.on_vcpu_threads) {
-		pthread_mutex_lock(&vm->lock);
-		vm->eager.done += vm->nvcpus - started; /* slices no thread will take */
-		pthread_mutex_unlock(&vm->lock);
-		eager_wait(vm, &waitset);
-	}
-	if (eager_host_side(vm) && vm->eager.t_end > 0) {
-		timeline_mark_at(vm, "eager_done", vm->eager.t_end, 0);
-		if (!vm->cfg->quiet) {
-			eager_report(vm, stdout);
-			fflush(stdout);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&again);
+	sigaddset(&again, SIGINT);
+	sigaddset(&again, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &again, NULL);
+	vm_finish(vm, END_INTERRUPTED, 0, "interrupted by %s; stopped the guest",
+		  strsignal(sig));
+}
+
+void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
+		  double tick_s, double deadline, double timeout_s)
+{
+	sigset_t set;
+
+	wait_set(&set);
+	while (!done(cookie)) {
+		double wait = tick ? tick_s : 1.0;
+		struct timespec ts;
+		int sig;
+
+		if (deadline && !vm_stopping(vm)) {
+			double left = deadline - now_s();
+
+			if (left <= 0) {
+				vm_finish(
+					vm, END_TIMEOUT, 0,
+					"guest still running after --timeout %g s; stopped it",
+					timeout_s);
+				continue;
+			}
+			if (left < wait)
+				wait = left;
 		}
+		ts.tv_sec = (time_t)wait;
+		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * NSEC_PER_SEC) + 1;
+		if (tick)
+			tick(cookie);
+		sig = sigtimedwait(&set, NULL, &ts);
+		if ((sig == SIGINT || sig == SIGTERM) && !vm_stopping(vm))
+			interrupted(vm, sig);
 	}
-	wait_for_end(vm, &waitset);
-	if (!vm_stopping(vm))
-		vm_finish(vm, END_GUEST_CRASH, 0, "guest-parked",
-			  "guest stopped every vCPU without exiting (no exit hypercall)");
-	kick_all(vm);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(vm->vcpus[i].thread, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return exit_status_of(vm);
 }
