@@ -149,3 +149,7 @@ clean:
 
 .PHONY: all check-deps deps run lint format install clean test
 -include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)
+
+# make print-VAR: a variable's value, for scripts (the tests read INC_* and HOST_CFLAGS).
+print-%:
+	@echo '$($*)'

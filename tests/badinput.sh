@@ -31,7 +31,7 @@ expect unknown-option 2 "unknown option '--frobnicate'" '' -- $MINIVMM --frobnic
 expect no-image 2 'no guest image given' '' -- $MINIVMM --mem 64M
 expect guest-args-too-long 2 'guest arguments' '' -- \
 	$MINIVMM --mem 64M "$GUEST" -- $(seq 1 100)
-expect help 0 '' 'Exit status:' -- $MINIVMM --help
+expect help 0 '' '^Exit status' -- $MINIVMM --help
 expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 1\)$' -- $MINIVMM --version
 # No /dev/kvm: hide it in a private mount namespace (needs root and unshare).
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then

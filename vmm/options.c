@@ -344,6 +344,29 @@ static const struct opt {
 
 #define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
 
+/* Print text from column `indent` (the first line's indent is already out), wrapped at width. */
+static void wrap(FILE *f, const char *text, int indent, int width)
+{
+	int col = indent;
+
+	while (*text) {
+		int word = (int)strcspn(text, " ");
+
+		if (col > indent && col + 1 + word > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", word, text);
+		col += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
 void options_usage(FILE *f)
 {
 	fprintf(f, "usage: minivmm [OPTIONS] GUEST.bin [-- GUEST-ARGS...]\n\n");
@@ -367,10 +390,30 @@ void options_usage(FILE *f)
 		"\nArguments after -- go to the guest (boot info /chosen); the first names\n");
 	fprintf(f,
 		"the workload. guest/guest.bin: sweep (the default), flat, hello, ...;\n");
-	fprintf(f, "'-- help' lists them.\n\nExit status:\n");
-	for (unsigned i = 0; i < exit_status_count; i++)
-		fprintf(f, "  %-4d %s\n", exit_statuses[i].status,
-			exit_statuses[i].meaning);
+	fprintf(f,
+		"'-- help' lists them.\n\nExit status (and exit.reason in the results file):\n");
+	for (unsigned i = 0; i < exit_status_count; i++) {
+		char line[512];
+		size_t at = (size_t)snprintf(line, sizeof(line), "%s (",
+					     exit_statuses[i].meaning);
+		int any = 0;
+
+		for (unsigned e = END_GUEST_EXIT; e < END_COUNT; e++) {
+			const struct run_end_row *r = &run_ends[e];
+			int ok = r->status == exit_statuses[i].status ||
+				 (e == END_GUEST_EXIT &&
+				  exit_statuses[i].status == EXIT_GUEST_FAILED);
+
+			if (ok && at < sizeof(line))
+				at += (size_t)snprintf(line + at, sizeof(line) - at,
+						       "%s%s", any++ ? ", " : "",
+						       r->reason);
+		}
+		if (at < sizeof(line))
+			snprintf(line + at, sizeof(line) - at, ")");
+		fprintf(f, "  %-4d ", exit_statuses[i].status);
+		wrap(f, line, 7, 79);
+	}
 }
 
 int options_parse(int argc, char **argv, struct config *cfg)

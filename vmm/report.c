@@ -3,7 +3,8 @@
 
 /* The record a table cell shows: the all-vCPU aggregate if the batch has one, else vCPU 0. */
 static const struct mvm_rec_sweep *cell_rec(const struct mvm_rec_sweep *recs, size_t n,
-					    const struct mvm_rec_sweep *key, uint32_t mode)
+					    const struct mvm_rec_sweep *key,
+					    uint32_t mode)
 {
 	const struct mvm_rec_sweep *found = NULL;
 
@@ -25,7 +26,8 @@ static void print_cell(FILE *f, const struct results *res, const struct mvm_rec_
 		       const char *sep)
 {
 	if (r)
-		fprintf(f, "%s%.3f", sep, results_seconds(res, r->map_cycles + r->touch_cycles));
+		fprintf(f, "%s%.3f", sep,
+			results_seconds(res, r->map_cycles + r->touch_cycles));
 	else
 		fprintf(f, "%s  -  ", sep);
 }
@@ -75,7 +77,8 @@ void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 			print_cell(f, res, cell_rec(recs, n, row, MVM_MODE_DEMAND),
 				   flat ? " " : "");
 			if (!flat)
-				print_cell(f, res, cell_rec(recs, n, row, MVM_MODE_POPULATE),
+				print_cell(f, res,
+					   cell_rec(recs, n, row, MVM_MODE_POPULATE),
 					   "  ");
 			fputc('\n', f);
 		}
@@ -93,7 +96,8 @@ void report_touch(const struct results *res, FILE *f)
 		double gib = (double)t[i].pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
 
 		if (t[i].vcpu == MVM_VCPU_ALL)
-			fprintf(f, "eager: touch (in the guest, CPL3), %zu vCPUs, %.2f GiB in %.3f s (%.2f GiB/s)\n",
+			fprintf(f,
+				"eager: touch (in the guest, CPL3), %zu vCPUs, %.2f GiB in %.3f s (%.2f GiB/s)\n",
 				n - 1, gib, s, s > 0 ? gib / s : 0);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -101,7 +105,8 @@ void report_touch(const struct results *res, FILE *f)
 		double gib = (double)t[i].pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
 
 		if (t[i].vcpu != MVM_VCPU_ALL)
-			fprintf(f, "  vCPU %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)\n",
+			fprintf(f,
+				"  vCPU %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)\n",
 				t[i].vcpu, gib, (unsigned long long)t[i].start_gpa, s,
 				s > 0 ? gib / s : 0);
 	}

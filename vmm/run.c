@@ -27,8 +27,8 @@ static void hc_violation(void *cookie, unsigned vcpu, const char *what)
 {
 	struct run *r = cookie;
 
-	vm_finish(&r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s", vcpu,
-		  what);
+	vm_finish(&r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s",
+		  vcpu, what);
 }
 
 /* A batch of records (one per iteration): kept, and its table printed as it arrives. */
@@ -82,8 +82,8 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 	sandbox_fds(r, &f, vcpu_fd, stats_fds, SANDBOX_MAX_STATS_FDS);
 	e = sandbox_enter(role, &f);
 	if (e)
-		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s", who,
-			  strerror(-e));
+		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s",
+			  who, strerror(-e));
 }
 
 static void vcpu_enter(void *cookie, struct vcpu *v)
@@ -165,10 +165,10 @@ static int check_guest_args(struct run *r)
 	for (int i = 0; i < cfg->guest_argc; i++)
 		total += strlen(cfg->guest_argv[i]) + 1;
 	if (cfg->guest_argc > MVM_MAX_GUEST_ARGS || total > MVM_GUEST_ARGS_BYTES)
-		return setup_fail(r, END_USAGE,
-				  "guest arguments: %d arguments, %zu bytes (limit %d and %d)",
-				  cfg->guest_argc, total, MVM_MAX_GUEST_ARGS,
-				  MVM_GUEST_ARGS_BYTES);
+		return setup_fail(
+			r, END_USAGE,
+			"guest arguments: %d arguments, %zu bytes (limit %d and %d)",
+			cfg->guest_argc, total, MVM_MAX_GUEST_ARGS, MVM_GUEST_ARGS_BYTES);
 	return 0;
 }
 
@@ -187,8 +187,8 @@ static int load_guest(struct run *r)
 			 sizeof(err));
 	if (e) {
 		free(img);
-		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE, "%s: %s",
-				  path, err);
+		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE,
+				  "%s: %s", path, err);
 	}
 	memcpy(mm_gpa_to_hva(&vm->ram, MVM_LOAD_GPA, len), img, len);
 	free(img);
@@ -219,15 +219,16 @@ static int setup(struct run *r)
 	if (!cfg->quiet)
 		platform_print(&vm->plat, stdout);
 	if (cfg->vcpus > (unsigned)vm->plat.max_vcpus)
-		return setup_fail(r, END_USAGE,
-				  "--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
-				  cfg->vcpus, vm->plat.max_vcpus);
+		return setup_fail(
+			r, END_USAGE,
+			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
+			cfg->vcpus, vm->plat.max_vcpus);
 	if (mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "guest RAM: %s", err);
 	e = mm_memslot_register(vm->vm_fd, &vm->ram);
 	if (e)
-		return setup_fail(r, END_HOST_ERROR, "KVM: KVM_SET_USER_MEMORY_REGION: %s",
-				  strerror(-e));
+		return setup_fail(r, END_HOST_ERROR,
+				  "KVM: KVM_SET_USER_MEMORY_REGION: %s", strerror(-e));
 	timeline_mark(r->tl, "ram_mapped");
 	if (load_guest(r))
 		return -1;
@@ -236,9 +237,11 @@ static int setup(struct run *r)
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
 	e = kvmstats_open(vm, &r->stats);
 	if (e && e != -EOPNOTSUPP && !cfg->quiet)
-		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n", strerror(-e));
+		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n",
+			strerror(-e));
 	timeline_attach(r->tl, r->stats, vm->plat.tsc_khz);
-	results_set_tsc_khz(r->res, vm->plat.tsc_khz); /* records are in guest TSC cycles */
+	results_set_tsc_khz(r->res,
+			    vm->plat.tsc_khz); /* records are in guest TSC cycles */
 	timeline_mark(r->tl, "vcpus_created");
 	/* Before anything is populated: refuse what cannot be backed. */
 	if (eager_plan(cfg, vm, &r->eager, err, sizeof(err)))
