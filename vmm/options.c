@@ -189,6 +189,29 @@ static int set_compare(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_repeat(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 10000, &n) || n == 0)
+		return bad("--repeat: '%s' is not a number from 1 to 10000", arg);
+	cfg->repeat = (unsigned)n;
+	return 0;
+}
+
+static int warmup_given;
+
+static int set_warmup(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 100, &n))
+		return bad("--warmup: '%s' is not a number from 0 to 100", arg);
+	cfg->warmup = (unsigned)n;
+	warmup_given = 1;
+	return 0;
+}
+
 static int set_strict_io(struct config *cfg, const char *arg)
 {
 	cfg->strict_io = 1;
@@ -304,10 +327,27 @@ static const struct opt {
 	  0,
 	  no_argument,
 	  NULL,
-	  { "run the guest twice, lazy then with --eager (its HOW,",
-	    "or auto), fresh VMs; print both timelines and a",
-	    "verdict (eager cost, first-touch time saved, break-even)" },
+	  { "run the guest lazily and with --eager (its HOW, or auto),",
+	    "each in a fresh VM; print both timelines and a verdict",
+	    "(eager cost, first-touch time saved, break-even)" },
 	  set_compare,
+	  NULL },
+	{ "repeat",
+	  0,
+	  required_argument,
+	  "N",
+	  { "run the guest N times, each in a fresh VM (with --compare,",
+	    "N of each in ABBA order: lazy eager eager lazy ...); print",
+	    "median [min-max] per phase, sweep row and summary (default 1)" },
+	  set_repeat,
+	  NULL },
+	{ "warmup",
+	  0,
+	  required_argument,
+	  "N",
+	  { "runs before the measured ones, not counted (default 1",
+	    "with --repeat N > 1, else 0)" },
+	  set_warmup,
 	  NULL },
 	{ "strict-io",
 	  0,
@@ -425,7 +465,10 @@ int options_parse(int argc, char **argv, struct config *cfg)
 
 	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 				.vcpus = 1,
-				.backing = &mm_backends[MM_ANON] };
+				.backing = &mm_backends[MM_ANON],
+				.repeat = 1,
+				.argc = argc,
+				.argv = argv };
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
 		longopts[i] =
 			(struct option){ opts[i].name, opts[i].has_arg, NULL,
@@ -438,6 +481,7 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		}
 	}
 	longopts[ARRAY_SIZE(opts)] = (struct option){ 0 };
+	warmup_given = 0;
 	shorts[ns] = '\0';
 	opterr = 0;
 	/*
@@ -474,6 +518,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	}
 	if (cfg->compare && cfg->eager == EAGER_NONE)
 		cfg->eager = EAGER_AUTO; /* the eager half of --compare */
+	if (!warmup_given)
+		cfg->warmup =
+			cfg->repeat > 1; /* first-run effects stay out of the medians */
 	if (cfg->eager_threads &&
 	    !(cfg->eager == EAGER_AUTO || cfg->eager == EAGER_POPULATE ||
 	      cfg->eager == EAGER_PREFAULT))

@@ -113,7 +113,7 @@ void test_loader_check(void)
 static struct run run;
 static struct vm *const vm = &run.vm;
 static struct config cfg = { .quiet = 1, .vcpus = 1 };
-static struct outputs outs;
+static struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
 static struct vcpu vcpu;
 
 static void fake_vm(void)
@@ -127,7 +127,7 @@ static void fake_vm(void)
 	}
 	vm->vcpus = NULL; /* ours is static */
 	run_free(&run);
-	CHECK(run_init(&run, &cfg, 0, &outs, 0) == 0);
+	CHECK(run_init(&run, &cfg, &(struct run_opts){ .out = &outs }) == 0);
 	vm->nvcpus = 1;
 	vm->vcpus = &vcpu;
 	vm->ram = (struct guest_ram){ .hva = mem, .size = 1 << 20, .map_bytes = 1 << 20 };
