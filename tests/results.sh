@@ -49,3 +49,19 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev
 else
 	skip results-disk-full "needs root and unshare -m"
 fi
+
+# Campaigns: a matrix expands to one command per combination; merge reads results back.
+printf 'mem = 64M 128M\nbacking = anon thp\neager = compare populate none\nrepeat = 3\nworkload = flat --max-mib 4\n' >"$OUT/matrix.txt"
+if ./scripts/campaign "$OUT/matrix.txt" "$OUT/camp" >"$OUT/campaign.txt" 2>"$OUT/campaign.err" &&
+	[ "$(wc -l <"$OUT/campaign.txt")" = 12 ] &&
+	grep -q -- '--mem 128M --backing thp --compare --vcpus 1 --repeat 3 -o '"$OUT"'/camp/$(hostname)/mem128M-thp-compare-vcpus1-repeat3.json guest/guest.bin -- flat --max-mib 4$' "$OUT/campaign.txt"; then
+	pass campaign-expands-matrix
+else
+	fail campaign-expands-matrix "$(head -3 "$OUT/campaign.txt") $(cat "$OUT/campaign.err")"
+fi
+printf 'mem = 64M\nbogus = 1\n' >"$OUT/matrix-bad.txt"
+expect campaign-bad-key 2 "matrix-bad.txt:2: unknown key 'bogus'" '' -- ./scripts/campaign "$OUT/matrix-bad.txt"
+expect merge-results 0 '' 'csv: ' -- ./scripts/merge "$OUT/compare3.json" "$OUT/repeat.json" "$OUT/sweep.json" --out "$OUT/merged"
+[ "$(wc -l <"$OUT/merged.csv")" = 5 ] && grep -q '^host,kernel,cpu,kvm,paging' "$OUT/merged.csv" &&
+	grep -q ',populate,eager,3,' "$OUT/merged.csv" && pass merge-one-row-per-mode ||
+	fail merge-one-row-per-mode "$(cat "$OUT/merged.csv")"
