@@ -6,7 +6,7 @@ rig_title="Bochs 2.7 corei7_icelake_u (Intel VMX + EPT, emulated)"
 rig_vendor=vmx
 rig_modules=(virt/lib/irqbypass arch/x86/kvm/kvm arch/x86/kvm/kvm-intel)
 rig_tdp_param=kvm_intel/parameters/ept
-rig_timeout=900
+rig_timeout=480
 
 BOCHS_PLUGINS=/usr/lib/x86_64-linux-gnu/bochs/plugins
 
@@ -29,7 +29,7 @@ rig_need() {
 # Bochs exits with status 1 when the guest powers off; the console log judges.
 rig_boot() {
 	local d
-	d=$(dirname "$4")
+	d=$(realpath "$(dirname "$4")")
 	rm -rf "$d/iso" "$4" "$4.raw"
 	mkdir -p "$d/iso/isolinux"
 	cp /usr/lib/ISOLINUX/isolinux.bin /usr/lib/syslinux/modules/bios/ldlinux.c32 "$d/iso/isolinux/"
@@ -61,9 +61,12 @@ info: action=report
 debug: action=ignore
 RC
 	echo c >"$d/bochs.rc"
+	# Bochs ignores SIGTERM; nothing is lost by killing it.
 	local rc=0 cmd
-	cmd=$(printf '%q ' timeout -k 10 "$5" bochs-bin -q -f "$d/bochsrc" -rc "$d/bochs.rc")
+	cmd=$(printf '%q ' timeout -s KILL "$5" bochs-bin -q -f "$d/bochsrc" -rc "$d/bochs.rc")
 	script -qefc "$cmd" /dev/null </dev/null >"$d/bochs.out" 2>&1 || rc=$?
+	# Bochs creates the serial file at the first byte: there may be none.
+	touch "$4.raw"
 	tr -d '\r' <"$4.raw" >"$4"
 	return $rc
 }
