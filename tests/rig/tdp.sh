@@ -5,6 +5,7 @@ rig_vendor=svm
 rig_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd)
 rig_tdp_param=kvm_amd/parameters/npt
 rig_timeout=300
+rig_append= # -no-reboot stops QEMU when the kernel panics
 
 rig_need() {
 	need qemu-system-x86_64 qemu-system-x86
@@ -15,7 +16,7 @@ rig_need() {
 # thread=single: with one host thread per CPU (multi-threaded TCG) the L1
 # kernel sometimes hit a stray int3 in __schedule (an Oops, then a panic)
 # while KVM's start or end of a VM patched the scheduler's static branch on
-# the other CPU: 2 runs in 10 here. One thread emulates both CPUs in turn.
+# the other CPU: 2 runs of about 20 here. One thread emulates both CPUs in turn.
 rig_boot() {
 	local rc=0
 	timeout -k 10 "$5" qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$MEM_MIB" -smp 2 \

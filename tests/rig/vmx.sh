@@ -7,6 +7,10 @@ rig_vendor=vmx
 rig_modules=(virt/lib/irqbypass arch/x86/kvm/kvm arch/x86/kvm/kvm-intel)
 rig_tdp_param=kvm_intel/parameters/ept
 rig_timeout=480
+# A panicking kernel reboots (panic=-1) and Bochs would boot it again: with
+# reboot=t the reboot is a triple fault, on which Bochs stops
+# (reset_on_triple_fault=0 below).
+rig_append="reboot=t"
 
 BOCHS_PLUGINS=/usr/lib/x86_64-linux-gnu/bochs/plugins
 
