@@ -1,7 +1,7 @@
 # Rig vmx (sourced by tests/rig/run): an Intel machine with VMX and EPT,
 # emulated by Bochs 2.7 (Debian's bochs is built with VMX and EPT; QEMU's
 # software emulation has none). One host core at ~100 M instructions/s:
-# booting takes ~20 s and loading kvm.ko alone 7-14 s.
+# boot and insmod took 25-38 s here, the cases of tests/rig/cases 20-40 s.
 rig_title="Bochs 2.7 corei7_icelake_u (Intel VMX + EPT, emulated)"
 rig_vendor=vmx
 rig_modules=(virt/lib/irqbypass arch/x86/kvm/kvm arch/x86/kvm/kvm-intel)
