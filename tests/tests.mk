@@ -30,20 +30,34 @@ TEST_RAW := $(patsubst tests/raw/%.S,tests/bin/%.raw,$(wildcard tests/raw/*.S))
 
 test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW)
 
-# minivmm linked statically, for the emulated machine of make test-tdp.
-build/tdp/minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
+# --- the emulated-hardware rigs (tests/rig/run) ---------------------------------
+# minivmm linked statically (Debian ships libfdt.a and libseccomp.a) for the
+# rigs' initramfs.
+build/static/minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
 	$(Q)$(CC) -static -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
 
-# make test-tdp: minivmm on a real EPT/NPT KVM, in QEMU's software emulation.
-test-tdp: all
-	@./tests/tdp/run
+RIG_BUILD := all build/static/minivmm $(TEST_GUESTS) $(TEST_RAW)
+
+# make test-vmx: minivmm on a real Intel VMX + EPT KVM, in Bochs' emulation.
+test-vmx: $(RIG_BUILD)
+	@./tests/rig/run vmx
+
+# make test-tdp: minivmm on a real AMD SVM + NPT KVM, in QEMU's software emulation.
+test-tdp: $(RIG_BUILD)
+	@./tests/rig/run tdp
+
+# make rig RIG=vmx|tdp ARGS='--mem 64M guest/guest.bin -- hello': any minivmm
+# command line inside a rig; prints its output and exits with its status.
+RIG ?= vmx
+rig: $(RIG_BUILD)
+	@./tests/rig/run $(RIG) -- $(ARGS)
 
 test: test-build
 	@./tests/run
 
-.PHONY: test-build test-tdp
+.PHONY: test-build test-tdp test-vmx rig
 
 # --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
 #   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails
