@@ -80,7 +80,7 @@ static int assert_main(int argc, const char *const *argv, const struct fw_info *
 static int demand_main(int argc, const char *const *argv, const struct fw_info *info)
 {
 	struct fw_stats s0, s1;
-	uint64_t pages, t0, t1;
+	uint64_t pages, t0, t1, ns;
 	volatile char *p;
 
 	if (argc != 2 || parse_u64(argv[1], &pages) || pages == 0)
@@ -94,8 +94,9 @@ static int demand_main(int argc, const char *const *argv, const struct fw_info *
 		p[i * 4096] = 1;
 	t1 = rdtsc();
 	get_stats(&s1);
-	printf("demand: %lu pages, %lu guest faults, %lu us per page\n", pages,
-	       s1.page_faults - s0.page_faults, (t1 - t0) / pages * 1000 / info->tsc_khz);
+	ns = (t1 - t0) * 1000000 / info->tsc_khz / pages;
+	printf("demand: %lu pages, %lu guest faults, %lu.%lu us per page\n", pages,
+	       s1.page_faults - s0.page_faults, ns / 1000, ns % 1000 / 100);
 	return 0;
 }
 
