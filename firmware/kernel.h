@@ -45,7 +45,7 @@
 #define PFS_LO	       16
 #define PFS_LEN	       24
 #define PFS_PTE_LO     32
-#define PFS_BYTES      48
+#define PFS_BYTES      64
 
 #ifndef __ASSEMBLER__
 #include "firmware.h"
@@ -77,7 +77,7 @@ struct trapframe {
  * zeroed pages taken from the allocator in its order, handed out one per
  * fault (entry.S only advances `next`), stored as the PTE to write
  * (address | PTE_USER_PAGE); pages in [counted, next) are mapped but not
- * yet in fw_stats. Window: the demand mapping the vCPU last faulted in
+ * yet accounted for (vm.c). Window: the mapping the vCPU last faulted in
  * (len 0: none), whose page tables exist, so its PTEs can be reached
  * through the self map from pte_lo, the PTE of lo. vm.c sets both.
  */
@@ -87,6 +87,9 @@ struct fault_state {
 	uint64_t lo, len;
 	uint64_t pte_lo;
 	uint64_t counted;
+	uint32_t map;	   /* vm.c's slot of the window's mapping */
+	uint32_t orphaned; /* another vCPU unmapped the window: pages not logged */
+	uint64_t unused;
 };
 _Static_assert(__builtin_offsetof(struct fault_state, next) == PFS_NEXT, "PFS_NEXT");
 _Static_assert(__builtin_offsetof(struct fault_state, end) == PFS_END, "PFS_END");
@@ -154,6 +157,14 @@ void paging_init(void); /* build the direct map and load it (vCPU 0) */
 void paging_load(void); /* load vCPU 0's tables */
 /* The 4 KiB PTE for va, building missing tables with alloc; NULL if alloc is NULL. */
 uint64_t *paging_walk(uint64_t va, uint64_t (*alloc)(void));
+/* PTE loops: n entries from pte up, or from last down (see paging.c). */
+void pte_fill(uint64_t *pte, uint64_t n, uint64_t v); /* all = v */
+void pte_fill_run(uint64_t *pte, uint64_t n,
+		  uint64_t entry); /* n > 0 pages from entry's */
+uint64_t pte_count_down(const uint64_t *last, uint64_t max,
+			uint64_t v); /* how many = v */
+/* How many map entry's page and the pages below it, down from last (at most max). */
+uint64_t pte_run_down(const uint64_t *last, uint64_t max, uint64_t entry);
 /* Where va's PTE appears through the self map (valid once its page table exists). */
 static inline uint64_t *paging_self_pte(uint64_t va)
 {

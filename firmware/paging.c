@@ -81,3 +81,59 @@ uint64_t *paging_walk(uint64_t va, uint64_t (*alloc)(void))
 	}
 	return &t[(va >> 12) & 511];
 }
+
+/*
+ * Loops over PTEs, in string instructions: guest kernel code is emulated
+ * on PVM, where a REP STOSQ or REPE SCASQ is decoded once (KVM counts it as
+ * one instruction) but still costs about an instruction's time per entry.
+ * All leave DF clear.
+ */
+
+/* Stores v into n entries from pte up. */
+void pte_fill(uint64_t *pte, uint64_t n, uint64_t v)
+{
+	__asm__ volatile("rep stosq" : "+D"(pte), "+c"(n) : "a"(v) : "memory");
+}
+
+/* Maps n > 0 consecutive pages from entry on (3 instructions a page). */
+void pte_fill_run(uint64_t *pte, uint64_t n, uint64_t entry)
+{
+	__asm__ volatile("1: stosq\n\t"
+			 "add %[page], %%rax\n\t"
+			 "loop 1b"
+			 : "+D"(pte), "+c"(n), "+a"(entry)
+			 : [page] "i"(PAGE_SIZE)
+			 : "memory", "cc");
+}
+
+/* How many of the max entries from *last down equal v (one REPE SCASQ). */
+uint64_t pte_count_down(const uint64_t *last, uint64_t max, uint64_t v)
+{
+	uint64_t left = max;
+	int differs;
+
+	__asm__ volatile("std\n\t"
+			 "repe scasq\n\t"
+			 "cld"
+			 : "+D"(last), "+c"(left), "=@ccne"(differs)
+			 : "a"(v)
+			 : "memory");
+	return max - left - (uint64_t)differs;
+}
+
+/* How many of the max entries from *last down map entry's page and the ones below it. */
+uint64_t pte_run_down(const uint64_t *last, uint64_t max, uint64_t entry)
+{
+	uint64_t left = max;
+
+	__asm__ volatile("std\n\t"
+			 "1: scasq\n\t"
+			 "jne 2f\n\t"
+			 "sub %[page], %%rax\n\t"
+			 "loop 1b\n\t"
+			 "2: cld"
+			 : "+D"(last), "+c"(left), "+a"(entry)
+			 : [page] "i"(PAGE_SIZE)
+			 : "memory", "cc");
+	return max - left;
+}

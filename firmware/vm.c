@@ -5,20 +5,31 @@
 #define MAX_MAPPINGS 64
 /* Pages a vCPU takes from the allocator at a time for its demand faults. */
 #define FAULT_BATCH_PAGES 512
+#define MAP_RUNS_MAX	  32
+#define RUNS_UNKNOWN	  UINT32_MAX
 
+/*
+ * A mapping, and the pages it was given, in the order it was given them,
+ * as runs of contiguous pages: munmap frees those (last first: see pmm.c)
+ * without reading a PTE. That log is kept while one vCPU (the owner, who
+ * made the mapping) is the only one mapping pages into it and the runs fit
+ * in runs[]; otherwise nruns is RUNS_UNKNOWN and munmap reads the PTEs.
+ */
 struct mapping {
-	uint64_t start, end; /* [start, end), page-aligned */
+	uint64_t start, end; /* [start, end), page-aligned; end 0: slot free */
+	uint32_t owner;
+	uint32_t nruns;
+	struct mvm_zero_run runs[MAP_RUNS_MAX];
 };
 
 /*
- * Live mappings, kept dense, under vm_lock. Mappings belong to the address
- * space all vCPUs share, but the workloads keep each mapping to the vCPU
- * that made it: munmap flushes only its own TLB (there is no shootdown).
- * Every page of a live mapping has a page table from mmap on (tables are
- * never freed), so a fault only ever writes its PTE.
+ * Mappings, in slots that do not move, under vm_lock. Mappings belong to
+ * the address space all vCPUs share, but the workloads keep each mapping
+ * to the vCPU that made it: munmap flushes only its own TLB (there is no
+ * shootdown). Every page of a live mapping has a page table from mmap on
+ * (tables are never freed), so a fault only ever writes its PTE.
  */
 static struct mapping maps[MAX_MAPPINGS];
-static int nmaps;
 static volatile int vm_lock;
 static struct fw_stats fw_stats[FW_MAX_VCPUS]; /* per vCPU: never shared */
 
@@ -31,61 +42,6 @@ static void lock(void)
 static void unlock(void)
 {
 	__atomic_store_n(&vm_lock, 0, __ATOMIC_RELEASE);
-}
-
-/*
- * Page-table loops. On PVM each guest kernel instruction is emulated, so
- * these use the string instructions: a REP STOSQ or REPE SCASQ is one
- * emulated instruction however many entries it covers. All leave DF clear.
- */
-
-/* Stores v into n entries from pte up. */
-static void fill(uint64_t *pte, uint64_t n, uint64_t v)
-{
-	__asm__ volatile("rep stosq" : "+D"(pte), "+c"(n) : "a"(v) : "memory");
-}
-
-/* Maps n > 0 consecutive pages from entry on (3 instructions a page). */
-static void fill_run(uint64_t *pte, uint64_t n, uint64_t entry)
-{
-	__asm__ volatile("1: stosq\n\t"
-			 "add %[page], %%rax\n\t"
-			 "loop 1b"
-			 : "+D"(pte), "+c"(n), "+a"(entry)
-			 : [page] "i"(PAGE_SIZE)
-			 : "memory", "cc");
-}
-
-/* How many of the max entries from *last down equal v (one REPE SCASQ). */
-static uint64_t count_down(const uint64_t *last, uint64_t max, uint64_t v)
-{
-	uint64_t left = max;
-	int differs;
-
-	__asm__ volatile("std\n\t"
-			 "repe scasq\n\t"
-			 "cld"
-			 : "+D"(last), "+c"(left), "=@ccne"(differs)
-			 : "a"(v)
-			 : "memory");
-	return max - left - (uint64_t)differs;
-}
-
-/* How many of the max entries from *last down map entry's page and the ones below it. */
-static uint64_t run_down(const uint64_t *last, uint64_t max, uint64_t entry)
-{
-	uint64_t left = max;
-
-	__asm__ volatile("std\n\t"
-			 "1: scasq\n\t"
-			 "jne 2f\n\t"
-			 "sub %[page], %%rax\n\t"
-			 "loop 1b\n\t"
-			 "2: cld"
-			 : "+D"(last), "+c"(left), "+a"(entry)
-			 : [page] "i"(PAGE_SIZE)
-			 : "memory", "cc");
-	return max - left;
 }
 
 /* The PTE of va, its page table built if missing (tables are shared: under vm_lock). */
@@ -106,28 +62,57 @@ static uint64_t chunk_end(uint64_t va, uint64_t end)
 	return stop < end ? stop : end;
 }
 
-/* Counts the pages this vCPU's faults took since last time (entry.S only takes them). */
-static void count_faults(struct fw_stats *st, struct fault_state *fst)
+/* Logs n pages from pa as given to m by vCPU cpu. Under vm_lock. */
+static void log_pages(struct mapping *m, uint32_t cpu, uint64_t pa, uint64_t n)
 {
+	struct mvm_zero_run *last;
+
+	if (m->nruns == RUNS_UNKNOWN)
+		return;
+	last = m->nruns ? &m->runs[m->nruns - 1] : NULL;
+	if (m->owner != cpu)
+		m->nruns = RUNS_UNKNOWN;
+	else if (last && last->gpa + last->pages * PAGE_SIZE == pa)
+		last->pages += n;
+	else if (m->nruns < MAP_RUNS_MAX)
+		m->runs[m->nruns++] = (struct mvm_zero_run){ pa, n };
+	else
+		m->nruns = RUNS_UNKNOWN;
+}
+
+/*
+ * Accounts for the pages this vCPU's faults took since last time (entry.S
+ * only takes them): its counters, and the log of its window's mapping,
+ * which all of them went to. Under vm_lock.
+ */
+static void account(uint32_t cpu)
+{
+	struct fault_state *fst = fault_state_of(cpu);
+	struct fw_stats *st = &fw_stats[cpu];
 	uint64_t n = (fst->next - fst->counted) / PAGE_SIZE,
 		 first = fst->counted >> PAGE_SHIFT;
 
+	if (!n)
+		return;
 	st->page_faults += n;
 	st->pages_mapped += n;
 	st->pfn_sum += n * first + n * (n - 1) / 2;
+	if (fst->len && !fst->orphaned)
+		log_pages(&maps[fst->map], cpu, fst->counted & PTE_ADDR, n);
+	fst->orphaned = 0;
 	fst->counted = fst->next;
 }
 
 /*
  * This vCPU's untaken fault pages go back to the allocator before anything
  * else allocates or frees: the allocator then hands pages out in the order
- * it would have had the faults taken them one at a time.
+ * it would have had the faults taken them one at a time. Under vm_lock.
  */
 static void return_fault_pages(uint32_t cpu)
 {
 	struct fault_state *fst = fault_state_of(cpu);
 
-	count_faults(&fw_stats[cpu], fst);
+	account(cpu);
 	pmm_return_run(fst->next & PTE_ADDR, (fst->end - fst->next) / PAGE_SIZE);
 	fst->next = fst->end = fst->counted = 0;
 }
@@ -136,8 +121,10 @@ void vm_stats(struct fw_stats *out)
 {
 	uint32_t cpu = this_cpu();
 
-	count_faults(&fw_stats[cpu], fault_state_of(cpu));
+	lock();
+	account(cpu);
 	*out = fw_stats[cpu];
+	unlock();
 }
 
 /* Demand: page tables for [start, end); a fault then writes just its PTE. */
@@ -148,21 +135,25 @@ static void prepare_demand(uint64_t start, uint64_t end)
 }
 
 /* Populate: page tables, then pages a contiguous run at a time. */
-static void populate(uint64_t start, uint64_t end)
+static void populate(struct mapping *m)
 {
-	struct fw_stats *st = &fw_stats[this_cpu()];
+	uint32_t cpu = this_cpu();
+	struct fw_stats *st = &fw_stats[cpu];
 
-	for (uint64_t va = start; va < end;) {
-		uint64_t stop = chunk_end(va, end), *pte = table_for(va);
+	for (uint64_t va = m->start; va < m->end;) {
+		uint64_t stop = chunk_end(va, m->end), *pte = table_for(va);
 
 		while (va < stop) {
 			uint64_t pa, n = pmm_alloc_run((stop - va) / PAGE_SIZE, &pa);
 
-			fill_run(pte, n, pa | PTE_USER_PAGE);
+			pte_fill_run(pte, n, pa | PTE_USER_PAGE);
 			pte += n;
 			va += n * PAGE_SIZE;
 			st->pages_mapped += n;
 			st->pfn_sum += n * (pa >> PAGE_SHIFT) + n * (n - 1) / 2;
+			lock();
+			log_pages(m, cpu, pa, n);
+			unlock();
 		}
 	}
 }
@@ -175,7 +166,7 @@ static uint64_t first_fit(uint64_t len)
 	for (;;) {
 		int moved = 0;
 
-		for (int i = 0; i < nmaps; i++) {
+		for (int i = 0; i < MAX_MAPPINGS; i++) {
 			if (at < maps[i].end && at + len > maps[i].start) {
 				at = maps[i].end;
 				moved = 1;
@@ -188,25 +179,27 @@ static uint64_t first_fit(uint64_t len)
 
 long vm_mmap(uint64_t len, uint64_t flags)
 {
+	struct mapping *m = NULL;
 	uint64_t at;
 
 	if (len == 0 || len > MMAP_END - MMAP_BASE ||
 	    (flags & ~(uint64_t)FW_MAP_POPULATE))
 		return -FW_EINVAL;
 	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	return_fault_pages(this_cpu());
 	lock();
+	return_fault_pages(this_cpu());
 	at = first_fit(len);
-	if (!at || nmaps == MAX_MAPPINGS || len > pmm_free_bytes()) {
+	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
+		if (!maps[i].end)
+			m = &maps[i];
+	if (!at || !m || len > pmm_free_bytes()) {
 		unlock();
 		return -FW_ENOMEM;
 	}
-	maps[nmaps].start = at;
-	maps[nmaps].end = at + len;
-	nmaps++;
+	*m = (struct mapping){ .start = at, .end = at + len, .owner = this_cpu() };
 	unlock();
 	if (flags & FW_MAP_POPULATE)
-		populate(at, at + len);
+		populate(m);
 	else
 		prepare_demand(at, at + len);
 	return (long)at;
@@ -250,8 +243,9 @@ static uint64_t unmap_table(uint64_t *pt, uint64_t lo, uint64_t hi, struct free_
 	for (uint64_t left = hi - lo + 1; left;) {
 		uint64_t *last = pt + lo + left - 1, v = *last, n;
 
-		n = v & PTE_P ? run_down(last, left, v) : count_down(last, left, v);
-		fill(last - n + 1, n, 0);
+		n = v & PTE_P ? pte_run_down(last, left, v)
+			      : pte_count_down(last, left, v);
+		pte_fill(last - n + 1, n, 0);
 		if (v & PTE_P) {
 			batch_add(b, (v & PTE_ADDR) - (n - 1) * PAGE_SIZE, n);
 			freed += n;
@@ -262,89 +256,111 @@ static uint64_t unmap_table(uint64_t *pt, uint64_t lo, uint64_t hi, struct free_
 }
 
 /*
- * Unmaps a whole mapping, last page first (see pmm.c for why the order
- * matters), with one TLB flush per batch of freed runs: one per call unless
- * the mapping's pages are scattered. Untouched demand slots were never
- * present, so no TLB holds them.
+ * Clears m's PTEs and frees its pages, one TLB flush per batch of freed
+ * runs (one per call unless the pages are scattered). With a complete log
+ * of m's pages the PTEs are only cleared, each table's range at once, and
+ * the pages freed from the log; otherwise each table's PTEs are read, last
+ * page first. Either way the pages go back so that the allocator hands
+ * them out again in the order it gave them. Returns the pages freed.
  */
+static uint64_t unmap(const struct mapping *m, int logged)
+{
+	struct free_batch batch; /* 4 KiB of this vCPU's 12 KiB kernel stack */
+	uint64_t freed = 0;
+
+	batch.n = 0;
+	for (uint64_t p = m->end; p > m->start;) {
+		uint64_t chunk = (p - 1) & ~(PT_SPAN - 1);
+		uint64_t stop = chunk > m->start ? chunk : m->start;
+		uint64_t *pt = paging_walk(chunk, NULL), lo = (stop >> 12) & 511,
+			 hi = ((p - 1) >> 12) & 511;
+
+		FW_ASSERT(pt); /* built by mmap */
+		if (logged)
+			pte_fill(pt + lo, hi - lo + 1, 0);
+		else
+			freed += unmap_table(pt, lo, hi, &batch);
+		p = stop;
+	}
+	for (uint32_t i = logged ? m->nruns : 0; i--;) {
+		batch_add(&batch, m->runs[i].gpa, m->runs[i].pages);
+		freed += m->runs[i].pages;
+	}
+	if (batch.n)
+		batch_flush(&batch);
+	return freed;
+}
+
+/* Unmaps a whole mapping. Untouched pages were never present: no TLB holds them. */
 long vm_munmap(uint64_t va, uint64_t len)
 {
-	struct free_batch batch; /* 4 KiB of this vCPU's 16 KiB kernel stack */
+	uint32_t cpu = this_cpu();
 	struct mapping *m = NULL;
-	uint64_t end, freed = 0;
+	int logged;
 
 	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	return_fault_pages(this_cpu());
 	lock();
-	for (int i = 0; i < nmaps && !m; i++)
-		if (maps[i].start == va && maps[i].end == va + len)
+	return_fault_pages(cpu);
+	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
+		if (maps[i].end && maps[i].start == va && maps[i].end == va + len)
 			m = &maps[i];
 	if (!m) {
 		unlock();
 		return -FW_EINVAL;
 	}
-	end = m->end;
-	*m = maps[--nmaps];
+	logged = m->owner == cpu && m->nruns != RUNS_UNKNOWN;
 	/* No vCPU's fast path may map into the range any more. */
 	for (uint32_t c = 0; c < fw_boot.vcpus; c++) {
 		struct fault_state *fst = fault_state_of(c);
 
-		if (fst->lo < end && fst->lo + fst->len > va)
+		if (fst->len && &maps[fst->map] == m) {
+			fst->orphaned = c != cpu;
 			fst->lo = fst->len = 0;
+		}
 	}
-	batch.n = 0;
-	/* One table walk per 2 MiB, then down its entries. */
-	for (uint64_t p = end; p > va;) {
-		uint64_t chunk = (p - 1) & ~(PT_SPAN - 1), stop = chunk > va ? chunk : va;
-		uint64_t *pt = paging_walk(chunk, NULL);
-
-		FW_ASSERT(pt); /* built by mmap */
-		freed += unmap_table(pt, (stop >> 12) & 511, ((p - 1) >> 12) & 511,
-				     &batch);
-		p = stop;
-	}
-	if (batch.n)
-		batch_flush(&batch);
-	fw_stats[this_cpu()].pages_freed += freed;
+	fw_stats[cpu].pages_freed += unmap(m, logged);
+	m->start = m->end = 0;
 	unlock();
 	return 0;
 }
 
 /*
  * #PF that entry.S's fast path did not take: no fault page at hand, a fault
- * outside the vCPU's window or from CPL0 (a system call reading user
- * memory), or a page another vCPU mapped first. Makes the mapping va is in
- * the vCPU's window and maps its next fault page as the fast path would.
- * Returns 0 when the access can be retried, -1 for a crash.
+ * outside the vCPU's window, or a page another vCPU mapped first. Makes the
+ * mapping va is in the vCPU's window and maps its next fault page as the
+ * fast path would. Returns 0 when the access can be retried, -1 for a crash.
  */
 int vm_fault(uint64_t va, uint64_t error)
 {
-	struct fault_state *fst = fault_state_of(this_cpu());
+	uint32_t cpu = this_cpu();
+	struct fault_state *fst = fault_state_of(cpu);
 	struct mapping *m = NULL;
 	uint64_t *pte, none = 0;
 
 	if (error & PTE_P)
 		return -1; /* protection violation, not a missing page */
 	lock();
-	for (int i = 0; i < nmaps && !m; i++)
+	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
 		if (va >= maps[i].start && va < maps[i].end)
 			m = &maps[i];
-	if (m) {
-		fst->lo = m->start;
-		fst->len = m->end - m->start;
-		fst->pte_lo = (uintptr_t)paging_self_pte(m->start);
-	}
-	unlock();
-	if (!m)
+	if (!m) {
+		unlock();
 		return -1;
+	}
+	account(cpu); /* what the old window's mapping got */
+	fst->map = (uint32_t)(m - maps);
+	fst->lo = m->start;
+	fst->len = m->end - m->start;
+	fst->pte_lo = (uintptr_t)paging_self_pte(m->start);
+	if (m->owner != cpu)
+		m->nruns = RUNS_UNKNOWN; /* a second vCPU maps pages into it */
 	if (fst->next == fst->end) {
-		uint64_t pa, n;
+		uint64_t pa, n = pmm_alloc_run(FAULT_BATCH_PAGES, &pa);
 
-		count_faults(&fw_stats[this_cpu()], fst);
-		n = pmm_alloc_run(FAULT_BATCH_PAGES, &pa);
 		fst->next = fst->counted = pa | PTE_USER_PAGE;
 		fst->end = fst->next + n * PAGE_SIZE;
 	}
+	unlock();
 	pte = paging_walk(va, NULL);
 	if (__atomic_compare_exchange_n(pte, &none, fst->next, 0, __ATOMIC_RELEASE,
 					__ATOMIC_RELAXED))

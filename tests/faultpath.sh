@@ -11,8 +11,10 @@ expect munmap-remap 4 'fault address 0x100000001000' 'past the new mapping' -- \
 # cancelled; with one vCPU (entry.S's plain-store variant) and with two
 # (LOCK CMPXCHG). Limits: the measured value (docs/fault-path.md) plus a
 # margin; before the fast path they were 26 stores and 123 instructions.
-fault_counters() { # NAME VCPUS MAX-INSNS
-	local name=$1 vcpus=$2 max_insns=$3 per_fault n
+# With two vCPUs the other one parks (~60 emulated instructions) while the
+# workload may already be running, hence the wider limits there.
+fault_counters() { # NAME VCPUS MAX-STORES MAX-INSNS
+	local name=$1 vcpus=$2 max_stores=$3 max_insns=$4 per_fault n
 	for n in 256 512; do
 		run "$name-$n" $MINIVMM --mem 64M --vcpus "$vcpus" -o "$OUT/$name-$n.json" $GUEST -- demand $n
 		if [ "$(cat "$OUT/$name-$n.rc")" != 0 ]; then
@@ -29,12 +31,13 @@ fault_counters() { # NAME VCPUS MAX-INSNS
 		[s($a), s($b)] as [$x, $y]
 		| [ "mmu_pte_write", "insn_emulation", "pf_taken", "insn_emulation_fail" ]
 		| map({ (.): ((($y[.] // 0) - ($x[.] // 0)) / 256) }) | add')
-	if jq -e --argjson max "$max_insns" '.mmu_pte_write <= 2.05 and .insn_emulation <= $max
-		and .pf_taken <= 2.05 and .insn_emulation_fail <= 1.05' <<<"$per_fault" >/dev/null; then
+	if jq -e --argjson stores "$max_stores" --argjson insns "$max_insns" \
+		'.mmu_pte_write <= $stores and .insn_emulation <= $insns and .pf_taken <= 2.3
+		and .insn_emulation_fail <= 1.3' <<<"$per_fault" >/dev/null; then
 		pass "$name"
 	else
-		fail "$name" "per fault $(jq -c . <<<"$per_fault"); limits: mmu_pte_write 2.05, insn_emulation $max_insns, pf_taken 2.05, insn_emulation_fail 1.05"
+		fail "$name" "per fault $(jq -c . <<<"$per_fault"); limits: mmu_pte_write $max_stores, insn_emulation $max_insns, pf_taken 2.3, insn_emulation_fail 1.3"
 	fi
 }
-fault_counters fault-path-counters 1 24
-fault_counters fault-path-counters-smp 2 28
+fault_counters fault-path-counters 1 2.05 22
+fault_counters fault-path-counters-smp 2 2.5 27
