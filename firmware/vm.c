@@ -340,6 +340,8 @@ int vm_fault(uint64_t va, uint64_t error)
 	if (error & PTE_P)
 		return -1; /* protection violation, not a missing page */
 	lock();
+	if (va - fst->lo < fst->len)
+		m = &maps[fst->map]; /* the window's own pages ran out */
 	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
 		if (va >= maps[i].start && va < maps[i].end)
 			m = &maps[i];
