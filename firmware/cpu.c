@@ -3,8 +3,7 @@
 
 static struct cpu cpus[FW_MAX_VCPUS];
 static uint64_t idt[256][2];
-extern char trap_stubs[];
-extern char fw_stacks[];
+extern char trap_stubs[], pf_entry_smp[], pf_entry_up[];
 
 struct __attribute__((packed)) dtr {
 	uint16_t limit;
@@ -20,7 +19,8 @@ void cpu_init(uint32_t index)
 {
 	struct cpu *c = &cpus[index];
 	uint64_t tss = (uintptr_t)c->tss;
-	uint64_t rsp0 = (uintptr_t)fw_stacks + ((uint64_t)index + 1) * FW_STACK_BYTES;
+	uint64_t ist1 = (uintptr_t)fault_state_of(index); /* the #PF stack */
+	uint64_t rsp0 = ist1 + PFS_BYTES - FW_PF_STACK_BYTES;
 	struct dtr gdtr = { sizeof(c->gdt) - 1, (uintptr_t)c->gdt };
 	uint32_t lo, hi;
 
@@ -33,8 +33,9 @@ void cpu_init(uint32_t index)
 	c->gdt[MVM_SEL_TSS / 8] = (sizeof(c->tss) - 1) | (tss & 0xffffff) << 16 |
 				  0x89ULL << 40 | ((tss >> 24) & 0xff) << 56;
 	c->gdt[MVM_SEL_TSS / 8 + 1] = tss >> 32;
-	memcpy(c->tss + 4, &rsp0, sizeof(rsp0)); /* RSP0: kernel stack for traps */
-	c->tss[102] = sizeof(c->tss);		 /* I/O bitmap base: none */
+	memcpy(c->tss + 4, &rsp0, sizeof(rsp0));  /* RSP0: kernel stack for traps */
+	memcpy(c->tss + 36, &ist1, sizeof(ist1)); /* IST1: for #PF (idt_init) */
+	c->tss[102] = sizeof(c->tss);		  /* I/O bitmap base: none */
 	__asm__ volatile("lgdt %0" : : "m"(gdtr));
 	__asm__ volatile("ltr %w0" : : "r"(MVM_SEL_TSS));
 
@@ -55,14 +56,21 @@ void idt_load(void)
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
-void idt_init(void)
+/*
+ * #PF enters entry.S's fast path, on its own stack (IST1), in the variant
+ * for the number of vCPUs: one vCPU needs no atomic PTE update.
+ */
+void idt_init(uint32_t vcpus)
 {
 	for (int v = 0; v < 256; v++) {
 		uint64_t h = (uintptr_t)trap_stubs + 16 * (uint64_t)v;
+		uint64_t dpl = v == FW_SYSCALL_VECTOR ? 3 : 0, ist = 0;
 
-		uint64_t dpl = v == FW_SYSCALL_VECTOR ? 3 : 0;
-
-		idt[v][0] = (h & 0xffff) | (uint64_t)MVM_SEL_KCODE << 16 |
+		if (v == 14) {
+			h = (uintptr_t)(vcpus == 1 ? pf_entry_up : pf_entry_smp);
+			ist = 1;
+		}
+		idt[v][0] = (h & 0xffff) | (uint64_t)MVM_SEL_KCODE << 16 | ist << 32 |
 			    (0x8eULL | dpl << 5) << 40 | ((h >> 16) & 0xffff) << 48;
 		idt[v][1] = h >> 32;
 	}

@@ -21,7 +21,7 @@ _start:
 	jae 1f
 	lea 1(%rsi), %rax
 	shl $FW_STACK_SHIFT, %rax
-	lea fw_stacks(%rip), %rsp
+	lea fw_stacks - FW_PF_STACK_BYTES(%rip), %rsp /* RSP0 of the vCPU's slot */
 	add %rax, %rsp
 	xor %ebp, %ebp
 	call fw_main
@@ -33,7 +33,7 @@ _start:
  * vector) and jumps to trap_common, which saves only the caller-saved
  * registers: trap_dispatch() is a C function and preserves the rest. Guest
  * kernel code is emulated instruction by instruction on PVM (~0.5 us each),
- * so this path is kept as short as it can be.
+ * so this path is kept as short as it can be. #PF goes to pf_entry first.
  */
 	.text
 	.align 16
@@ -51,6 +51,65 @@ trap_stubs:
 	jmp trap_common
 	.set vec, vec + 1
 	.endr
+
+/*
+ * #PF fast path (the IDT sends #PF here, on its own stack): a fault inside
+ * this vCPU's fault window (the mapping its last slow-path fault was in;
+ * vm.c) gets the next page of its struct fault_state. Inside the window
+ * every fault is a missing page: all of it has page tables, and its PTEs
+ * are empty or writable user pages. On PVM every instruction here is
+ * emulated (~0.5-1 us each) and every store is one KVM must check against
+ * its shadow page tables (its mmu_pte_write counter), so the path stores
+ * twice: the PTE and fault_state.next. The registers it needs are parked
+ * in debug registers DR0-DR2, not on the stack (DR7 is 0: they arm no
+ * breakpoint). The PTE is reached through the self map, from the window's
+ * first PTE. With more than one vCPU the PTE is written with LOCK CMPXCHG
+ * (another vCPU may map the page first); with one, with a plain store.
+ * Anything else (no page left, outside the window, PTE no longer empty)
+ * restores the registers and takes the general path into vm_fault().
+ */
+.macro PF_FAST smp
+	mov %rdx, %dr0
+	mov %cr2, %rdx
+	sub PF_FRAME_BYTES + PFS_LO(%rsp), %rdx
+	cmp PF_FRAME_BYTES + PFS_LEN(%rsp), %rdx
+	jae 3f
+	mov %rcx, %dr1
+	mov PF_FRAME_BYTES + PFS_NEXT(%rsp), %rcx
+	cmp PF_FRAME_BYTES + PFS_END(%rsp), %rcx
+	jae 2f
+	shr $9, %rdx
+	and $-8, %rdx
+	add PF_FRAME_BYTES + PFS_PTE_LO(%rsp), %rdx	/* &PTE(CR2) */
+	.if \smp
+	mov %rax, %dr2
+	xor %eax, %eax
+	lock cmpxchg %rcx, (%rdx)
+	jne 1f
+	.else
+	mov %rcx, (%rdx)
+	.endif
+	addq $4096, PF_FRAME_BYTES + PFS_NEXT(%rsp)
+	.if \smp
+	mov %dr2, %rax
+	.endif
+	mov %dr1, %rcx
+	mov %dr0, %rdx
+	add $8, %rsp			/* the error code */
+	iretq
+	.if \smp
+1:	mov %dr2, %rax
+	.endif
+2:	mov %dr1, %rcx
+3:	mov %dr0, %rdx
+	jmp trap_stubs + 14 * 16	/* the general #PF stub */
+.endm
+
+	.globl pf_entry_smp, pf_entry_up
+pf_entry_smp:
+	PF_FAST 1
+pf_entry_up:
+	PF_FAST 0
 
 trap_common:
 	push %r11

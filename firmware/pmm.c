@@ -19,6 +19,11 @@
  * zeroed). Freed pages are zeroed when freed, by the VMM (MVM_HC_ZERO), in
  * batches: clearing 4 KiB in guest kernel code would take ~1 ms on PVM. A
  * run's node is cleared when its page is handed out again.
+ *
+ * Page tables come from the other end, the top of the never-used pages
+ * (pmm_alloc_table): a table built at mmap time never takes a page out of
+ * the sequence the mappings' pages are handed out in, so a mapping gets the
+ * same pages whether or not its tables already existed.
  */
 struct run_node {
 	uint64_t next;	/* physical address of the next run's last page, 0 at the end */
@@ -76,6 +81,19 @@ uint64_t pmm_alloc(void)
 	return pa;
 }
 
+uint64_t pmm_alloc_table(void)
+{
+	uint64_t pa = 0;
+
+	lock();
+	if (pmm.end > pmm.next) {
+		pmm.end -= PAGE_SIZE;
+		pa = pmm.end;
+	}
+	unlock();
+	return pa ? pa : pmm_alloc();
+}
+
 uint64_t pmm_alloc_run(uint64_t max, uint64_t *pa)
 {
 	uint64_t n = 0;
@@ -120,6 +138,37 @@ uint64_t pmm_alloc_fresh(uint64_t bytes)
 	}
 	unlock();
 	return pa;
+}
+
+/*
+ * The pages go back where they came from: in front of the head run they
+ * were cut from, or back among the never-used pages, or (if the allocator
+ * moved on meanwhile) as a run of their own on top. In the first two cases
+ * the allocator is left exactly as if they had never been taken.
+ */
+void pmm_return_run(uint64_t pa, uint64_t n)
+{
+	uint64_t end = pa + n * PAGE_SIZE;
+	struct run_node *head;
+
+	if (!n)
+		return;
+	lock();
+	head = (struct run_node *)pmm.head;
+	if (head && head->first == end) {
+		head->first = pa;
+		pmm.nfree += n;
+	} else if (!head && pmm.next == end) {
+		pmm.next = pa;
+	} else {
+		struct run_node *node = (struct run_node *)(end - PAGE_SIZE);
+
+		node->next = pmm.head;
+		node->first = pa;
+		pmm.head = end - PAGE_SIZE;
+		pmm.nfree += n;
+	}
+	unlock();
 }
 
 /* Each run was freed last page first: push it as one node, in batch order. */

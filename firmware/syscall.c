@@ -75,7 +75,7 @@ long syscall_dispatch(struct trapframe *tf)
 	case SYS_RECORDS:
 		return sys_records((uint32_t)a, (const void *)b, c);
 	case SYS_STATS:
-		*(struct fw_stats *)a = fw_stats[this_cpu()];
+		vm_stats((struct fw_stats *)a);
 		return 0;
 	case SYS_PHYS:
 		a = pmm_alloc_fresh(a);

@@ -3,34 +3,35 @@
 
 #define MMAP_END     (MMAP_BASE + 0x100000000000ULL)
 #define MAX_MAPPINGS 64
+/* Pages a vCPU takes from the allocator at a time for its demand faults. */
+#define FAULT_BATCH_PAGES 512
+#define MAP_RUNS_MAX	  32
+#define RUNS_UNKNOWN	  UINT32_MAX
 
+/*
+ * A mapping, and the pages it was given, in the order it was given them,
+ * as runs of contiguous pages: munmap frees those (last first: see pmm.c)
+ * without reading a PTE. That log is kept while one vCPU (the owner, who
+ * made the mapping) is the only one mapping pages into it and the runs fit
+ * in runs[]; otherwise nruns is RUNS_UNKNOWN and munmap reads the PTEs.
+ */
 struct mapping {
-	uint64_t start, end; /* [start, end), page-aligned */
+	uint64_t start, end; /* [start, end), page-aligned; end 0: slot free */
+	uint32_t owner;
+	uint32_t nruns;
+	struct mvm_zero_run runs[MAP_RUNS_MAX];
 };
 
 /*
- * Live mappings, kept dense, under vm_lock. Mappings belong to the address
- * space all vCPUs share, but the workloads keep each mapping to the vCPU
- * that made it: munmap flushes only its own TLB (there is no shootdown).
+ * Mappings, in slots that do not move, under vm_lock. Mappings belong to
+ * the address space all vCPUs share, but the workloads keep each mapping
+ * to the vCPU that made it: munmap flushes only its own TLB (there is no
+ * shootdown). Every page of a live mapping has a page table from mmap on
+ * (tables are never freed), so a fault only ever writes its PTE.
  */
 static struct mapping maps[MAX_MAPPINGS];
-static int nmaps;
-static uint64_t maps_gen; /* bumped by munmap: per-vCPU hints revalidate */
 static volatile int vm_lock;
-
-/*
- * Per-vCPU state of the #PF fast path: the mapping the last fault hit, the
- * page table it used (page tables are never freed, so the pointer stays
- * valid), and a page left over from a lost race.
- */
-struct fault_cache {
-	uint64_t lo, hi, gen;
-	uint64_t pt_tag; /* va >> 21 of pt, or ~0 */
-	uint64_t *pt;
-	uint64_t spare; /* a zeroed page to map next, or 0 */
-};
-static struct fault_cache fcache[FW_MAX_VCPUS];
-struct fw_stats fw_stats[FW_MAX_VCPUS];
+static struct fw_stats fw_stats[FW_MAX_VCPUS]; /* per vCPU: never shared */
 
 static void lock(void)
 {
@@ -43,12 +44,118 @@ static void unlock(void)
 	__atomic_store_n(&vm_lock, 0, __ATOMIC_RELEASE);
 }
 
-static struct mapping *find(uint64_t va)
+/* The PTE of va, its page table built if missing (tables are shared: under vm_lock). */
+static uint64_t *table_for(uint64_t va)
 {
-	for (int i = 0; i < nmaps; i++)
-		if (va >= maps[i].start && va < maps[i].end)
-			return &maps[i];
-	return NULL;
+	uint64_t *pte;
+
+	lock();
+	pte = paging_walk(va, pmm_alloc_table);
+	unlock();
+	return pte;
+}
+
+static uint64_t chunk_end(uint64_t va, uint64_t end)
+{
+	uint64_t stop = (va | (PT_SPAN - 1)) + 1;
+
+	return stop < end ? stop : end;
+}
+
+/* Logs n pages from pa as given to m by vCPU cpu. Under vm_lock. */
+static void log_pages(struct mapping *m, uint32_t cpu, uint64_t pa, uint64_t n)
+{
+	struct mvm_zero_run *last;
+
+	if (m->nruns == RUNS_UNKNOWN)
+		return;
+	last = m->nruns ? &m->runs[m->nruns - 1] : NULL;
+	if (m->owner != cpu)
+		m->nruns = RUNS_UNKNOWN;
+	else if (last && last->gpa + last->pages * PAGE_SIZE == pa)
+		last->pages += n;
+	else if (m->nruns < MAP_RUNS_MAX)
+		m->runs[m->nruns++] = (struct mvm_zero_run){ pa, n };
+	else
+		m->nruns = RUNS_UNKNOWN;
+}
+
+/*
+ * Accounts for the pages this vCPU's faults took since last time (entry.S
+ * only takes them): its counters, and the log of its window's mapping,
+ * which all of them went to. Under vm_lock.
+ */
+static void account(uint32_t cpu)
+{
+	struct fault_state *fst = fault_state_of(cpu);
+	struct fw_stats *st = &fw_stats[cpu];
+	uint64_t n = (fst->next - fst->counted) / PAGE_SIZE,
+		 first = fst->counted >> PAGE_SHIFT;
+
+	if (!n)
+		return;
+	st->page_faults += n;
+	st->pages_mapped += n;
+	st->pfn_sum += n * first + n * (n - 1) / 2;
+	if (fst->len && !fst->orphaned)
+		log_pages(&maps[fst->map], cpu, fst->counted & PTE_ADDR, n);
+	fst->orphaned = 0;
+	fst->counted = fst->next;
+}
+
+/*
+ * This vCPU's untaken fault pages go back to the allocator before anything
+ * else allocates or frees: the allocator then hands pages out in the order
+ * it would have had the faults taken them one at a time. Under vm_lock.
+ */
+static void return_fault_pages(uint32_t cpu)
+{
+	struct fault_state *fst = fault_state_of(cpu);
+
+	account(cpu);
+	pmm_return_run(fst->next & PTE_ADDR, (fst->end - fst->next) / PAGE_SIZE);
+	fst->next = fst->end = fst->counted = 0;
+}
+
+void vm_stats(struct fw_stats *out)
+{
+	uint32_t cpu = this_cpu();
+
+	lock();
+	account(cpu);
+	*out = fw_stats[cpu];
+	unlock();
+}
+
+/* Demand: page tables for [start, end); a fault then writes just its PTE. */
+static void prepare_demand(uint64_t start, uint64_t end)
+{
+	for (uint64_t va = start; va < end; va = chunk_end(va, end))
+		table_for(va);
+}
+
+/* Populate: page tables, then pages a contiguous run at a time. */
+static void populate(struct mapping *m)
+{
+	uint32_t cpu = this_cpu();
+	struct fw_stats *st = &fw_stats[cpu];
+
+	for (uint64_t va = m->start; va < m->end;) {
+		uint64_t stop = chunk_end(va, m->end), *pte = table_for(va);
+
+		while (va < stop) {
+			uint64_t pa, n = pmm_alloc_run((stop - va) / PAGE_SIZE, &pa);
+
+			pte_fill_run(pte, n, pa | PTE_USER_PAGE);
+			pte += n;
+			va += n * PAGE_SIZE;
+			st->pages_mapped += n;
+			st->pfn_sum += n * (pa >> PAGE_SHIFT) + n * (n - 1) / 2;
+			lock();
+			log_pages(m, cpu, pa, n);
+			unlock();
+		}
+	}
 }
 
 /* Lowest gap of `len` bytes: the same sizes mapped in the same order reuse addresses. */
@@ -59,7 +166,7 @@ static uint64_t first_fit(uint64_t len)
 	for (;;) {
 		int moved = 0;
 
-		for (int i = 0; i < nmaps; i++) {
+		for (int i = 0; i < MAX_MAPPINGS; i++) {
 			if (at < maps[i].end && at + len > maps[i].start) {
 				at = maps[i].end;
 				moved = 1;
@@ -70,41 +177,9 @@ static uint64_t first_fit(uint64_t len)
 	}
 }
 
-/*
- * Populate: one page-table walk per 2 MiB, pages taken a contiguous run at
- * a time, then a tight loop writing entries (emulated on PVM: every
- * instruction here costs ~0.5 us).
- */
-static void populate(uint64_t start, uint64_t end)
-{
-	struct fw_stats *st = &fw_stats[this_cpu()];
-	uint64_t va = start;
-
-	while (va < end) {
-		uint64_t *pte, stop;
-
-		lock();
-		pte = paging_walk(va, 1);
-		unlock();
-		stop = (va | (PT_SPAN - 1)) + 1;
-
-		if (stop > end)
-			stop = end;
-		while (va < stop) {
-			uint64_t pa, n = pmm_alloc_run((stop - va) / PAGE_SIZE, &pa);
-			uint64_t entry = pa | PTE_P | PTE_W | PTE_U;
-
-			for (uint64_t k = 0; k < n; k++, entry += PAGE_SIZE)
-				*pte++ = entry;
-			va += n * PAGE_SIZE;
-			st->pages_mapped += n;
-			st->pfn_sum += n * (pa >> PAGE_SHIFT) + n * (n - 1) / 2;
-		}
-	}
-}
-
 long vm_mmap(uint64_t len, uint64_t flags)
 {
+	struct mapping *m = NULL;
 	uint64_t at;
 
 	if (len == 0 || len > MMAP_END - MMAP_BASE ||
@@ -112,17 +187,21 @@ long vm_mmap(uint64_t len, uint64_t flags)
 		return -FW_EINVAL;
 	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	lock();
+	return_fault_pages(this_cpu());
 	at = first_fit(len);
-	if (!at || nmaps == MAX_MAPPINGS || len > pmm_free_bytes()) {
+	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
+		if (!maps[i].end)
+			m = &maps[i];
+	if (!at || !m || len > pmm_free_bytes()) {
 		unlock();
 		return -FW_ENOMEM;
 	}
-	maps[nmaps].start = at;
-	maps[nmaps].end = at + len;
-	nmaps++;
+	*m = (struct mapping){ .start = at, .end = at + len, .owner = this_cpu() };
 	unlock();
 	if (flags & FW_MAP_POPULATE)
-		populate(at, at + len);
+		populate(m);
+	else
+		prepare_demand(at, at + len);
 	return (long)at;
 }
 
@@ -139,111 +218,154 @@ static void batch_flush(struct free_batch *b)
 	b->n = 0;
 }
 
-static void batch_add(struct free_batch *b, uint64_t pa)
+/* Adds the n pages from pa up, whose PTEs are already clear. */
+static void batch_add(struct free_batch *b, uint64_t pa, uint64_t n)
 {
-	struct mvm_zero_run *r = &b->runs[b->n - 1];
-
-	if (b->n && r->gpa == pa + PAGE_SIZE) {
-		r->gpa = pa;
-		r->pages++;
+	if (b->n && b->runs[b->n - 1].gpa == pa + n * PAGE_SIZE) {
+		b->runs[b->n - 1].gpa = pa;
+		b->runs[b->n - 1].pages += n;
 		return;
 	}
 	if (b->n == MVM_ZERO_RUNS_MAX)
 		batch_flush(b);
-	b->runs[b->n++] = (struct mvm_zero_run){ pa, 1 };
+	b->runs[b->n++] = (struct mvm_zero_run){ pa, n };
 }
 
-/* Unmaps a whole mapping, last page first (see pmm.c for why the order matters). */
-long vm_munmap(uint64_t va, uint64_t len)
+/*
+ * Clears the PTEs pt[lo..hi] from hi down, one stretch at a time: a run of
+ * contiguous mapped pages (freed as one run) or a stretch of pages never
+ * touched. Returns the pages freed.
+ */
+static uint64_t unmap_table(uint64_t *pt, uint64_t lo, uint64_t hi, struct free_batch *b)
 {
-	struct free_batch batch; /* 4 KiB of this vCPU's 16 KiB kernel stack */
-	struct mapping *m;
-	uint64_t end, freed = 0;
+	uint64_t freed = 0;
 
-	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
-	lock();
-	m = find(va);
-	if (!m || m->start != va || m->end != va + len) {
-		unlock();
-		return -FW_EINVAL;
-	}
-	end = m->end;
-	*m = maps[--nmaps];
-	maps_gen++;
-	batch.n = 0;
-	/* One table walk per 2 MiB, then down its entries. */
-	for (uint64_t p = end; p > va;) {
-		uint64_t chunk = (p - 1) & ~(PT_SPAN - 1), stop = chunk > va ? chunk : va;
-		uint64_t *pt = paging_walk(chunk, 0);
+	for (uint64_t left = hi - lo + 1; left;) {
+		uint64_t *last = pt + lo + left - 1, v = *last, n;
 
-		for (; pt && p > stop;) {
-			uint64_t *pte;
-
-			p -= PAGE_SIZE;
-			pte = pt + ((p >> 12) & 511);
-			if (*pte & PTE_P) {
-				batch_add(&batch, *pte & PTE_ADDR);
-				*pte = 0;
-				freed++;
-			}
+		n = v & PTE_P ? pte_run_down(last, left, v)
+			      : pte_count_down(last, left, v);
+		pte_fill(last - n + 1, n, 0);
+		if (v & PTE_P) {
+			batch_add(b, (v & PTE_ADDR) - (n - 1) * PAGE_SIZE, n);
+			freed += n;
 		}
+		left -= n;
+	}
+	return freed;
+}
+
+/*
+ * Clears m's PTEs and frees its pages, one TLB flush per batch of freed
+ * runs (one per call unless the pages are scattered). With a complete log
+ * of m's pages the PTEs are only cleared, each table's range at once, and
+ * the pages freed from the log; otherwise each table's PTEs are read, last
+ * page first. Either way the pages go back so that the allocator hands
+ * them out again in the order it gave them. Returns the pages freed.
+ */
+static uint64_t unmap(const struct mapping *m, int logged)
+{
+	struct free_batch batch; /* 4 KiB of this vCPU's 12 KiB kernel stack */
+	uint64_t freed = 0;
+
+	batch.n = 0;
+	for (uint64_t p = m->end; p > m->start;) {
+		uint64_t chunk = (p - 1) & ~(PT_SPAN - 1);
+		uint64_t stop = chunk > m->start ? chunk : m->start;
+		uint64_t *pt = paging_walk(chunk, NULL), lo = (stop >> 12) & 511,
+			 hi = ((p - 1) >> 12) & 511;
+
+		FW_ASSERT(pt); /* built by mmap */
+		if (logged)
+			pte_fill(pt + lo, hi - lo + 1, 0);
+		else
+			freed += unmap_table(pt, lo, hi, &batch);
 		p = stop;
+	}
+	for (uint32_t i = logged ? m->nruns : 0; i--;) {
+		batch_add(&batch, m->runs[i].gpa, m->runs[i].pages);
+		freed += m->runs[i].pages;
 	}
 	if (batch.n)
 		batch_flush(&batch);
-	else
-		paging_flush(va, len / PAGE_SIZE);
-	fw_stats[this_cpu()].pages_freed += freed;
+	return freed;
+}
+
+/* Unmaps a whole mapping. Untouched pages were never present: no TLB holds them. */
+long vm_munmap(uint64_t va, uint64_t len)
+{
+	uint32_t cpu = this_cpu();
+	struct mapping *m = NULL;
+	int logged;
+
+	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	lock();
+	return_fault_pages(cpu);
+	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
+		if (maps[i].end && maps[i].start == va && maps[i].end == va + len)
+			m = &maps[i];
+	if (!m) {
+		unlock();
+		return -FW_EINVAL;
+	}
+	logged = m->owner == cpu && m->nruns != RUNS_UNKNOWN;
+	/* No vCPU's fast path may map into the range any more. */
+	for (uint32_t c = 0; c < fw_boot.vcpus; c++) {
+		struct fault_state *fst = fault_state_of(c);
+
+		if (fst->len && &maps[fst->map] == m) {
+			fst->orphaned = c != cpu;
+			fst->lo = fst->len = 0;
+		}
+	}
+	fw_stats[cpu].pages_freed += unmap(m, logged);
+	m->start = m->end = 0;
 	unlock();
 	return 0;
 }
 
 /*
- * #PF: map a fresh page for a not-present fault inside a live mapping. This
- * is the demand-paging hot path and runs emulated on PVM (~0.5 us per
- * instruction): the common case (same mapping, same page table as the last
- * fault on this vCPU) takes no lock but the allocator's.
+ * #PF that entry.S's fast path did not take: no fault page at hand, a fault
+ * outside the vCPU's window, or a page another vCPU mapped first. Makes the
+ * mapping va is in the vCPU's window and maps its next fault page as the
+ * fast path would. Returns 0 when the access can be retried, -1 for a crash.
  */
 int vm_fault(uint64_t va, uint64_t error)
 {
 	uint32_t cpu = this_cpu();
-	struct fault_cache *c = &fcache[cpu];
-	uint64_t *pte, pa, none = 0;
+	struct fault_state *fst = fault_state_of(cpu);
+	struct mapping *m = NULL;
+	uint64_t *pte, none = 0;
 
 	if (error & PTE_P)
 		return -1; /* protection violation, not a missing page */
-	if (va - c->lo >= c->hi - c->lo ||
-	    c->gen != __atomic_load_n(&maps_gen, __ATOMIC_ACQUIRE)) {
-		struct mapping *m;
+	lock();
+	if (va - fst->lo < fst->len)
+		m = &maps[fst->map]; /* the window's own pages ran out */
+	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
+		if (va >= maps[i].start && va < maps[i].end)
+			m = &maps[i];
+	if (!m) {
+		unlock();
+		return -1;
+	}
+	account(cpu); /* what the old window's mapping got */
+	fst->map = (uint32_t)(m - maps);
+	fst->lo = m->start;
+	fst->len = m->end - m->start;
+	fst->pte_lo = (uintptr_t)paging_self_pte(m->start);
+	if (m->owner != cpu)
+		m->nruns = RUNS_UNKNOWN; /* a second vCPU maps pages into it */
+	if (fst->next == fst->end) {
+		uint64_t pa, n = pmm_alloc_run(FAULT_BATCH_PAGES, &pa);
 
-		lock();
-		m = va >= MMAP_BASE && va < MMAP_END ? find(va) : NULL;
-		if (m) {
-			c->lo = m->start;
-			c->hi = m->end;
-			c->gen = maps_gen;
-		}
-		unlock();
-		if (!m)
-			return -1;
+		fst->next = fst->counted = pa | PTE_USER_PAGE;
+		fst->end = fst->next + n * PAGE_SIZE;
 	}
-	if (va >> 21 != c->pt_tag || !c->pt) {
-		lock();
-		c->pt = paging_walk(va & ~(PT_SPAN - 1), 1);
-		unlock();
-		c->pt_tag = va >> 21;
-	}
-	pte = c->pt + ((va >> 12) & 511);
-	pa = c->spare ? c->spare : pmm_alloc();
-	c->spare = 0;
-	/* Another vCPU may map the same page first: keep ours for the next fault. */
-	if (!__atomic_compare_exchange_n(pte, &none, pa | PTE_P | PTE_W | PTE_U, 0,
-					 __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-		c->spare = pa;
-		return 0;
-	}
-	fw_stats[cpu].pages_mapped++;
-	fw_stats[cpu].pfn_sum += pa >> PAGE_SHIFT;
-	fw_stats[cpu].page_faults++;
-	return 0;
+	unlock();
+	pte = paging_walk(va, NULL);
+	if (__atomic_compare_exchange_n(pte, &none, fst->next, 0, __ATOMIC_RELEASE,
+					__ATOMIC_RELAXED))
+		fst->next += PAGE_SIZE;
+	return 0; /* or another vCPU mapped it first */
 }
