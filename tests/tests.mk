@@ -57,7 +57,12 @@ rig: $(RIG_BUILD)
 test: test-build
 	@./tests/run
 
-.PHONY: test-build test-tdp test-vmx rig
+# make lab-check: every command of the lab (docs/lab/) and every relation its
+# answers state (tests/lab-check).
+lab-check: test-build
+	@./tests/lab-check
+
+.PHONY: test-build test-tdp test-vmx rig lab-check
 
 # --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
 #   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails
