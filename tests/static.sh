@@ -111,3 +111,46 @@ for r in $(sed -n '/^Exit status/,$p' "$S/help.txt" | tr '\n' ' ' | grep -oE '\(
 	grep -q -- "$r" docs/minivmm.1 || missing="$missing reason-$r"
 done
 if [ -z "$missing" ]; then pass docs-man-page-agrees; else fail docs-man-page-agrees "docs/minivmm.1 lacks:$missing"; fi
+
+# The legend: every column of every table, in the program's words
+# (vmm/legend.c), also in docs/guide.md ("- `NAME`: MEANING") and in the man
+# page's LEGEND (".B NAME" then the meaning, roff-escaped). legend_agrees
+# LEGEND.c prints what the docs lack or say differently.
+legend_agrees() {
+	perl -0e '
+		my ($c, $guide, $man) = map { local $/; open my $f, "<", $_ or die "$_: $!"; scalar <$f> } @ARGV;
+		my @rows;
+		while ($c =~ /\{\s*LEGEND_\w+,\s*"((?:[^"\\]|\\.)*)",\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\}/g) {
+			my ($n, $raw) = ("$1", "$2");
+			push @rows, [$n, join "", $raw =~ /"((?:[^"\\]|\\.)*)"/g];
+		}
+		die "no legend rows found in $ARGV[0]\n" unless @rows;
+		(my $m = $man) =~ s/\\-/-/g;
+		$m =~ s/\\\\/\\/g;
+		my %known = map { $_->[0] => 1 } @rows;
+		for (@rows) {
+			my ($n, $t) = @$_;
+			print "docs/guide.md: \"- `$n`: $t\"\n" unless index($guide, "- `$n`: $t\n") >= 0;
+			print "docs/minivmm.1: .B $n / $t\n"
+				unless $m =~ /^\.B "?\Q$n\E"?\n\Q$t\E\n/m;
+		}
+		my ($sec) = $guide =~ /^## Reading the output\n(.*?)^## /ms;
+		for ($sec =~ /^- `([^`]+)`: /mg) { print "docs/guide.md: a legend row for $_, which vmm/legend.c does not have\n" unless $known{$_} }
+	' "$1" docs/guide.md docs/minivmm.1
+}
+if ! bad=$(legend_agrees vmm/legend.c 2>&1); then
+	fail docs-legend-agrees "$bad"
+elif [ -n "$bad" ]; then
+	fail docs-legend-agrees "say what vmm/legend.c says (./minivmm --explain prints it):
+$bad"
+else
+	pass docs-legend-agrees
+fi
+# The check itself: a column added to the program and to neither doc is caught.
+fresh
+edit vmm/legend.c 's/(\{ LEGEND_TIMELINE, "total",)/{ LEGEND_TIMELINE, "new column", "a meaning" },\n\t$1/' &&
+	if legend_agrees "$S/tree/vmm/legend.c" 2>&1 | grep -q 'guide.md: "- `new column`: a meaning"'; then
+		pass docs-legend-check-catches-a-new-column
+	else
+		fail docs-legend-check-catches-a-new-column "a new legend row went unnoticed"
+	fi
