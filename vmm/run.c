@@ -400,7 +400,7 @@ static void report_unclaimed(const char *what, const struct io_bus *bus, FILE *f
 
 void run_report(struct run *r, int status, int timeline)
 {
-	uint64_t dropped = console_dropped(r->console);
+	uint64_t dropped = console_counts(r->console).dropped;
 
 	fflush(stdout);
 	if (status != EXIT_GUEST_OK && !r->verbose) {
