@@ -1,7 +1,7 @@
 # bench/lib.sh: what every bench script shares. Source it after `set -euo pipefail`:
 #   bench_need / bench_need_check   say which Debian packages are missing; install nothing
 #   bench_on_exit                   cleanups run on exit, on error and on Ctrl-C
-#   bench_knob_set                  change a sysfs knob; the original is restored on exit
+#   bench_knob_set / _restore       change a sysfs knob; the original comes back on exit
 #   bench_order                     the ABBA schedule of a paired measurement
 #   bench_stats / bench_ratios      medians, quartiles, min-max (bench/stats.awk), paired ratios
 #   bench_trace_open / _run / _parse  kernel-observed boundaries (a tracefs instance)
@@ -56,6 +56,10 @@ bench_knob_set() {
 		bench_on_exit "echo '${_bench_knob_saved[$path]}' >'$path'"
 	fi
 	echo "$value" >"$path"
+}
+# bench_knob_restore PATH: back to what it was before the first bench_knob_set.
+bench_knob_restore() {
+	[ -z "${_bench_knob_saved[$1]+set}" ] || echo "${_bench_knob_saved[$1]}" >"$1"
 }
 
 # --- ABBA -------------------------------------------------------------------------
@@ -143,28 +147,34 @@ bench_trace_run() {
 		return
 	fi
 	: >"$BENCH_TRACE/trace"
-	echo 1 >"$BENCH_TRACE/tracing_on"
 	(
+		# The pid filter first: while it is empty, every process's events are recorded.
 		echo "$BASHPID" >"$BENCH_TRACE/set_event_pid"
+		echo 1 >"$BENCH_TRACE/tracing_on"
 		exec "$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@"
 	)
 	echo 0 >"$BENCH_TRACE/tracing_on"
-	cp "$BENCH_TRACE/trace" "$tout"
+	{
+		printf '# command: %s\n' "$1"
+		cat "$BENCH_TRACE/trace"
+	} >"$tout"
 }
 
 # bench_trace_parse TRACE: "exec_to_first_exit_s  populate_s" from one traced run
-# ("-" where the trace has no such events): exec of the measured program (not
-# run-timed) to its first kvm_pio, and the span from the first
-# MADV_POPULATE_WRITE entry to the last such call's return, over all threads.
+# ("-" where the trace has no such events): exec of the measured program (the
+# command's own name, not run-timed) to its first kvm_pio, and the span from the
+# first MADV_POPULATE_WRITE entry to the last such call's return, over all threads.
 bench_trace_parse() {
 	awk '
+		NR == 1 && /^# command: / { exe = $3; sub(/.*\//, "", exe); next }
 		{ pid = ""; ts = ""
 		  for (i = 1; i <= NF; i++) {
 			if ($i ~ /^\[[0-9]+\]$/) { n = split($(i - 1), a, "-"); pid = a[n] }
 			if (ts == "" && $i ~ /^[0-9]+\.[0-9]+:$/) { ts = substr($i, 1, length($i) - 1) + 0 }
 		  } }
 		ts == "" { next }
-		/sched_process_exec:/ && !/run-timed/ && exec == "" { exec = ts }
+		/sched_process_exec:/ && exec == "" { f = $0; sub(/.*filename=/, "", f); sub(/ .*/, "", f)
+			sub(/.*\//, "", f); if (f == exe) exec = ts }
 		/kvm_pio:/ && exec != "" && pio == "" { pio = ts }
 		/sys_madvise\(/ && /behavior: 0x0*17/ { open[pid] = 1; if (first == "" || ts < first) first = ts }
 		/sys_madvise ->/ && (pid in open) { delete open[pid]; if (ts > last) last = ts }
