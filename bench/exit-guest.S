@@ -4,5 +4,13 @@
 	.text
 	.globl _start
 _start:
-	HCALL exit_args		/* lea, mov, out: the out is the third instruction */
+	test %esi, %esi		/* RSI: this vCPU's index */
+	jnz 1f
+	HCALL exit_args		/* vCPU 0: lea, mov, out; the out is the fourth instruction */
+1:	HCALL park_args		/* the others park, so vCPU 0 alone ends the run */
+	jmp 1b
+
+	.align 8
+park_args:
+	.long MVM_HC_PARK, 8
 	EXIT_ARGS

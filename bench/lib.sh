@@ -137,7 +137,7 @@ bench_trace_open() {
 }
 
 # bench_trace_run TRACE-OUT TIMING-OUT COMMAND...: run COMMAND under run-timed
-# (TIMING-OUT gets "wall_s status maxrss_kib"), traced when tracing works.
+# (TIMING-OUT gets "wall_s status maxrss_kib minor_faults"), traced when tracing works.
 bench_trace_run() {
 	local tout=$1 timing=$2
 	shift 2

@@ -3,8 +3,9 @@
  * just before fork to the moment wait4 reaped it (CLOCK_MONOTONIC), so the
  * child's exit, address-space teardown included, is inside.
  *   run-timed [-o FILE] -- COMMAND [ARGS...]
- * Writes "wall_s<TAB>status<TAB>maxrss_kib" to FILE (default stderr), where
- * status is the exit status, or 128 + the signal that killed it. Exits 0 when
+ * Writes "wall_s<TAB>status<TAB>maxrss_kib<TAB>minor_faults" to FILE (default
+ * stderr), where status is the exit status, or 128 + the signal that killed
+ * it, and minor_faults the page faults the command took (its whole tree). Exits 0 when
  * the command ran (whatever its status), 127 when it could not be started.
  */
 #include <errno.h>
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "run-timed: %s: %s\n", out, strerror(errno));
 		return 1;
 	}
-	fprintf(f, "%.9f\t%d\t%ld\n", t1 - t0, code, ru.ru_maxrss);
+	fprintf(f, "%.9f\t%d\t%ld\t%ld\n", t1 - t0, code, ru.ru_maxrss, ru.ru_minflt);
 	if (out && fclose(f)) {
 		fprintf(stderr, "run-timed: %s: %s\n", out, strerror(errno));
 		return 1;
