@@ -21,7 +21,15 @@ endif
 
 # --- host (the VMM) ---------------------------------------------------------
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
-                -Iinclude -Ivmm -Imm -Idevices -DMINIVMM_VERSION='"$(VERSION)"'
+                -DMINIVMM_VERSION='"$(VERSION)"'
+# Each room sees only the headers it may use (docs/architecture.md): arrows point
+# one way, vmm -> devices -> mm -> include, and guest -> firmware -> include.
+# tests/layering checks the same rules on the sources.
+INC_mm       := -Iinclude -Imm
+INC_devices  := $(INC_mm) -Idevices
+INC_vmm      := $(INC_devices) -Ivmm
+INC_firmware := -Iinclude -Ifirmware
+INC_guest    := $(INC_firmware) -Iguest
 HOST_LDLIBS  := -lfdt -lseccomp -lpthread
 ifeq ($(SAN),1)
 HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
@@ -34,7 +42,7 @@ GUEST_CC     := gcc
 GUEST_CFLAGS := -std=gnu11 -O2 -g $(WARN) -MMD -MP -ffreestanding -nostdlib -fno-pic \
                 -fno-pie -mno-red-zone -mno-sse -mno-mmx -mno-sse2 -mno-80387 \
                 -fno-stack-protector -fcf-protection=none -fno-asynchronous-unwind-tables \
-                -fno-builtin -mcmodel=small -Iinclude -Ifirmware -Iguest
+                -fno-builtin -mcmodel=small
 GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,firmware/firmware.lds \
                 -Wl,--no-dynamic-linker -Wl,-z,noexecstack -Wl,-z,norelro \
                 -Wl,--no-warn-rwx-segments
@@ -88,17 +96,17 @@ minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 build/host/%.o: %.c $(FLAGS_STAMP) | check-deps
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) $(HOST_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(INC_$(firstword $(subst /, ,$*))) -c -o $@ $<
 
 build/guest/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(say) GUESTCC $<
-	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) $(INC_$(firstword $(subst /, ,$*))) -c -o $@ $<
 
 build/guest/%.o: %.S | check-deps
 	@mkdir -p $(dir $@)
 	$(say) GUESTAS $<
-	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) -c -o $@ $<
+	$(Q)$(GUEST_CC) $(GUEST_CFLAGS) $(INC_$(firstword $(subst /, ,$*))) -c -o $@ $<
 
 # libfdt.a is Debian's, built for user space: it has no floating point, and it
 # runs only at boot with interrupts off, so its red zone and stack protector

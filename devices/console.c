@@ -1,44 +1,103 @@
 /* Guest console: the hypercall sink, a COM1 16550 transmit path and port 0xE9. */
 #include "devices.h"
 
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "vmm.h"
+#define LINE_BYTES 256
+
+/* Byte-at-a-time devices buffer a line per vCPU: one host write per line, not per byte. */
+struct line {
+	char buf[LINE_BYTES];
+	size_t len;
+};
+
+struct console {
+	FILE *out;
+	int quiet;
+	pthread_mutex_t lock; /* everything below */
+	uint64_t bytes, dropped;
+	uint8_t com1_regs[8];
+	unsigned nvcpus;
+	struct line lines[]; /* one per vCPU; each touched only by its vCPU's thread */
+};
+
+struct console *console_create(unsigned nvcpus, FILE *out, int quiet)
+{
+	struct console *c = calloc(1, sizeof(*c) + nvcpus * sizeof(c->lines[0]));
+
+	if (!c)
+		return NULL;
+	c->out = out;
+	c->quiet = quiet;
+	c->nvcpus = nvcpus;
+	pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+void console_free(struct console *c)
+{
+	free(c);
+}
 
 /* Everything the guest prints ends here; past CONSOLE_LIMIT_BYTES it is counted, not kept. */
-void console_write(struct vm *vm, const char *buf, size_t len)
+void console_write(struct console *c, const char *buf, size_t len)
 {
 	size_t keep;
 
-	pthread_mutex_lock(&vm->lock);
-	keep = vm->console_bytes >= CONSOLE_LIMIT_BYTES
-		       ? 0
-		       : CONSOLE_LIMIT_BYTES - vm->console_bytes;
+	pthread_mutex_lock(&c->lock);
+	keep = c->bytes >= CONSOLE_LIMIT_BYTES ? 0 : CONSOLE_LIMIT_BYTES - c->bytes;
 	if (keep > len)
 		keep = len;
-	vm->console_bytes += keep;
-	vm->console_dropped += len - keep;
-	if (keep && !vm->cfg->quiet) {
-		fwrite(buf, 1, keep, stdout);
-		fflush(stdout);
+	c->bytes += keep;
+	c->dropped += len - keep;
+	if (keep && !c->quiet) {
+		fwrite(buf, 1, keep, c->out);
+		fflush(c->out);
 	}
-	pthread_mutex_unlock(&vm->lock);
+	pthread_mutex_unlock(&c->lock);
 }
 
-void console_flush_line(struct vm *vm, struct vcpu *v)
+void console_flush(struct console *c, unsigned vcpu)
 {
-	if (v->line_len)
-		console_write(vm, v->line, v->line_len);
-	v->line_len = 0;
+	struct line *l = &c->lines[vcpu];
+
+	if (vcpu >= c->nvcpus)
+		return;
+	if (l->len)
+		console_write(c, l->buf, l->len);
+	l->len = 0;
 }
 
-/* Byte-at-a-time devices buffer a line per vCPU: one host write per line, not per byte. */
-static void put_byte(struct vm *vm, struct vcpu *v, uint8_t c)
+uint64_t console_bytes(struct console *c)
 {
-	v->line[v->line_len++] = (char)c;
-	if (c == '\n' || v->line_len == sizeof(v->line))
-		console_flush_line(vm, v);
+	uint64_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->bytes;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+uint64_t console_dropped(struct console *c)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->dropped;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+static void put_byte(struct console *c, unsigned vcpu, uint8_t b)
+{
+	struct line *l = &c->lines[vcpu];
+
+	if (vcpu >= c->nvcpus)
+		return;
+	l->buf[l->len++] = (char)b;
+	if (b == '\n' || l->len == sizeof(l->buf))
+		console_flush(c, vcpu);
 }
 
 #define UART_THR      0 /* transmit holding register (write, DLAB = 0) */
@@ -53,50 +112,52 @@ static void put_byte(struct vm *vm, struct vcpu *v, uint8_t c)
  * the other registers keep what was written so drivers that probe them
  * (scratch register, LCR) see a UART.
  */
-static int com1_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
-		   uint8_t *data, unsigned size)
+static enum dev_action com1_io(void *cookie, unsigned vcpu, uint64_t port, int is_write,
+			       uint8_t *data, unsigned size)
 {
-	uint8_t *regs = vm->com1_regs; /* guarded by vm->lock */
-	unsigned reg = port - MVM_COM1_PORT;
+	struct console *c = cookie;
+	unsigned reg = (unsigned)(port - MVM_COM1_PORT);
 
 	(void)size;
-	pthread_mutex_lock(&vm->lock);
+	pthread_mutex_lock(&c->lock);
 	if (is_write) {
-		int thr = reg == UART_THR && !(regs[UART_LCR] & UART_LCR_DLAB);
+		int thr = reg == UART_THR && !(c->com1_regs[UART_LCR] & UART_LCR_DLAB);
 
 		if (!thr)
-			regs[reg] = data[0];
-		pthread_mutex_unlock(&vm->lock);
+			c->com1_regs[reg] = data[0];
+		pthread_mutex_unlock(&c->lock);
 		if (thr)
-			put_byte(vm, v, data[0]);
-		return 0;
+			put_byte(c, vcpu, data[0]);
+		return DEV_CONTINUE;
 	}
-	data[0] = reg == UART_LSR ? UART_LSR_THRE | UART_LSR_TEMT : regs[reg];
-	pthread_mutex_unlock(&vm->lock);
-	return 0;
+	data[0] = reg == UART_LSR ? UART_LSR_THRE | UART_LSR_TEMT : c->com1_regs[reg];
+	pthread_mutex_unlock(&c->lock);
+	return DEV_CONTINUE;
 }
 
 /* The QEMU/Bochs debug console: writes print, reads return 0xE9 (its presence check). */
-static int debugcon_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
-		       uint8_t *data, unsigned size)
+static enum dev_action debugcon_io(void *cookie, unsigned vcpu, uint64_t port,
+				   int is_write, uint8_t *data, unsigned size)
 {
+	struct console *c = cookie;
+
 	(void)port;
 	if (is_write) {
 		for (unsigned i = 0; i < size; i++)
-			put_byte(vm, v, data[i]);
+			put_byte(c, vcpu, data[i]);
 	} else {
 		memset(data, 0, size);
 		data[0] = 0xe9;
 	}
-	return 0;
+	return DEV_CONTINUE;
 }
 
-int console_register(struct pio_bus *bus)
+int console_register(struct console *c, struct io_bus *pio)
 {
-	static const struct pio_dev com1 = { "com1", MVM_COM1_PORT, 8, com1_io };
-	static const struct pio_dev debugcon = { "debugcon", MVM_DEBUGCON_PORT, 1,
-						 debugcon_io };
-	int r = pio_register(bus, &com1);
+	const struct io_dev com1 = { "com1", MVM_COM1_PORT, 8, com1_io, c };
+	const struct io_dev debugcon = { "debugcon", MVM_DEBUGCON_PORT, 1, debugcon_io,
+					 c };
+	int r = io_bus_register(pio, &com1);
 
-	return r ? r : pio_register(bus, &debugcon);
+	return r ? r : io_bus_register(pio, &debugcon);
 }

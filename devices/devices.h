@@ -1,65 +1,122 @@
-/* Port-I/O devices: the registry, the hypercall port, COM1 and the debug console. */
+/* The devices room: I/O buses, the console (COM1, port 0xE9) and the hypercall port. */
 #ifndef MINIVMM_DEVICES_H
 #define MINIVMM_DEVICES_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "minivmm_abi.h"
 #include "mm.h"
 
-struct vm;
-struct vcpu;
-
-/* One port access; for reads the handler fills data. Returns 0 or a stop request (1). */
-typedef int (*pio_fn)(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
-		      uint8_t *data, unsigned size);
-
-struct pio_dev {
-	const char *name;
-	uint16_t base, len;
-	pio_fn io;
-};
-
-#define PIO_MAX_DEVS 8
-struct pio_bus {
-	struct pio_dev devs[PIO_MAX_DEVS];
-	unsigned n;
-};
-
-/* Add dev to bus; -EEXIST when it overlaps a registered range, -ENOSPC when full. */
-__attribute__((warn_unused_result)) int pio_register(struct pio_bus *bus,
-						     const struct pio_dev *dev);
-const struct pio_dev *pio_find(const struct pio_bus *bus, uint16_t port);
-/* Register every device minivmm has. 0 or -errno. */
-__attribute__((warn_unused_result)) int devices_register_all(struct pio_bus *bus);
-
-/* hypercall.c: decoding is pure (no VM state) so it can be fuzzed and unit-tested. */
-union hc_args {
-	struct mvm_hc_hdr hdr;
-	struct mvm_hc_console console;
-	struct mvm_hc_exit exit;
-	struct mvm_hc_abort abort;
-	struct mvm_hc_records records;
-	struct mvm_hc_mark mark;
-	struct {
-		struct mvm_hc_zero call;
-		struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* copied and checked */
-	} zero;
-};
-
 /*
- * Copy and validate the hypercall whose argument struct is at gpa. Returns
- * 0, or -1 with a description of the ABI violation in err. On success every
- * guest range the call names (console buffer, records) lies in guest RAM.
+ * Devices own their state and know nothing of the VMM above them: each
+ * registers on a bus with a cookie (its own state), and what a device needs
+ * from the VMM (ending the run, storing results) it asks through the
+ * callbacks the VMM passes in (struct hc_host).
  */
-int hc_decode(const struct guest_ram *ram, uint64_t gpa, union hc_args *out, char *err,
-	      size_t errlen);
+
+/* What a device asks of the vCPU that made the access. */
+enum dev_action {
+	DEV_CONTINUE,
+	DEV_STOP, /* this vCPU's run loop ends (the device ended the run, or parked it) */
+};
+
+/* One access of size bytes at addr; for reads the handler fills data. */
+typedef enum dev_action (*io_fn)(void *cookie, unsigned vcpu, uint64_t addr, int is_write,
+				 uint8_t *data, unsigned size);
+
+struct io_dev {
+	const char *name;
+	uint64_t base, len;
+	io_fn io;
+	void *cookie; /* the device's state, passed to io */
+};
+
+/* Accesses no device claimed: counted, the first one remembered. */
+struct io_unclaimed {
+	uint64_t count;
+	uint64_t first_addr;
+	int first_write;
+};
+
+#define IO_BUS_MAX_DEVS 8
+struct io_bus {
+	uint64_t limit; /* addresses are below this (0x10000 for ports) */
+	struct io_dev devs[IO_BUS_MAX_DEVS];
+	unsigned n;
+	pthread_mutex_t lock; /* unclaimed */
+	struct io_unclaimed unclaimed;
+};
+
+void io_bus_init(struct io_bus *bus, uint64_t limit);
+/* Add dev; -EEXIST when it overlaps a registered range, -ENOSPC when full, -EINVAL. */
+__attribute__((warn_unused_result)) int io_bus_register(struct io_bus *bus,
+							const struct io_dev *dev);
+const struct io_dev *io_bus_find(const struct io_bus *bus, uint64_t addr);
+/* Count an access nobody claims (reads then see all-ones, as on a real bus). */
+void io_bus_unclaimed(struct io_bus *bus, uint64_t addr, int is_write);
+/* A consistent copy of the unclaimed counts. */
+struct io_unclaimed io_bus_unclaimed_counts(const struct io_bus *bus);
 
 /* console.c: guest console output; bounded so a flood cannot exhaust the host. */
 #define CONSOLE_LIMIT_BYTES (16ULL << 20)
-void console_write(struct vm *vm, const char *buf, size_t len);
-__attribute__((warn_unused_result)) int console_register(struct pio_bus *bus);
-void console_flush_line(struct vm *vm, struct vcpu *v);
+struct console;
+/* A console writing to out (nothing when quiet), one line buffer per vCPU. NULL: ENOMEM. */
+struct console *console_create(unsigned nvcpus, FILE *out, int quiet);
+/* COM1 (transmit only) and the debug console port 0xE9. 0 or -errno. */
+__attribute__((warn_unused_result)) int console_register(struct console *c,
+							 struct io_bus *pio);
+void console_write(struct console *c, const char *buf, size_t len);
+void console_flush(struct console *c, unsigned vcpu); /* a vCPU's partial line */
+uint64_t console_bytes(struct console *c);	      /* written */
+uint64_t console_dropped(struct console *c);	      /* past CONSOLE_LIMIT_BYTES */
+void console_free(struct console *c);
+
+/* hypercall.c: the hypercall port. */
+
+/* The copy of a call's argument struct; an argument struct that does not fit fails the build. */
+union hc_args {
+	struct mvm_hc_hdr hdr;
+#define HC_MEMBER(name, nr, type) type name;
+	MVM_HC_LIST(HC_MEMBER)
+#undef HC_MEMBER
+	uint8_t bytes[MVM_HC_ARGS_MAX];
+};
+
+/* A decoded call: the argument struct, and what it points to that had to be copied. */
+struct hc_call {
+	union hc_args a;
+	struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* MVM_HC_ZERO */
+};
+
+/*
+ * Copy and validate the hypercall whose argument struct is at gpa. Pure (no
+ * VMM state): fuzzed and unit-tested. Returns 0, or -EFAULT (outside guest
+ * RAM) / -EINVAL (anything else the ABI forbids) with the violation
+ * described in err. On success every guest range the call names lies in
+ * guest RAM.
+ */
+int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, char *err,
+	      size_t errlen);
+const char *hc_name(uint32_t nr); /* NULL for an unknown number */
+
+/* What the hypercall port asks of the VMM that owns it (implemented by vmm/run.c). */
+struct hc_host {
+	void *cookie;
+	const struct guest_ram *ram;
+	struct console *console;
+	void (*exit)(void *cookie, unsigned vcpu, int32_t status);
+	void (*abort)(void *cookie, unsigned vcpu, const char *what);
+	void (*violation)(void *cookie, unsigned vcpu, const char *what);
+	/* Keep n records; on failure the host ends the run and returns -errno. */
+	int (*records)(void *cookie, uint32_t kind, const void *recs, uint32_t n);
+	void (*mark)(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc);
+};
+
+/* Claim MVM_HC_PORT; host must outlive the bus. 0 or -errno. */
+__attribute__((warn_unused_result)) int hypercalls_register(const struct hc_host *host,
+							    struct io_bus *pio);
 
 #endif /* MINIVMM_DEVICES_H */

@@ -1,26 +1,11 @@
-/* The hypercall port: decode the guest's argument struct and act on it. */
+/* The hypercall port: one table row per hypercall (size, check, handler), from the ABI's list. */
 #include "devices.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
-#include "vmm.h"
-
-static const uint32_t hc_size[MVM_HC_COUNT] = {
-	[MVM_HC_CONSOLE] = sizeof(struct mvm_hc_console),
-	[MVM_HC_EXIT] = sizeof(struct mvm_hc_exit),
-	[MVM_HC_ABORT] = sizeof(struct mvm_hc_abort),
-	[MVM_HC_RECORDS] = sizeof(struct mvm_hc_records),
-	[MVM_HC_PARK] = sizeof(struct mvm_hc_hdr),
-	[MVM_HC_ZERO] = sizeof(struct mvm_hc_zero),
-	[MVM_HC_MARK] = sizeof(struct mvm_hc_mark),
-};
-_Static_assert(sizeof(union hc_args) >= sizeof(struct mvm_hc_abort), "hc_args too small");
-
-static const uint32_t rec_size[] = {
-	[MVM_REC_SWEEP] = sizeof(struct mvm_rec_sweep),
-	[MVM_REC_TOUCH] = sizeof(struct mvm_rec_touch),
-};
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static int violation(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -31,204 +16,271 @@ static int violation(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
+}
+
+/*
+ * Checks: after the copy, before any handler. They see only the copy (never
+ * guest memory twice) and guarantee every guest range a handler will touch
+ * lies in guest RAM. 0, or -EINVAL with the violation in err.
+ */
+static const uint32_t rec_size[] = {
+	[MVM_REC_SWEEP] = sizeof(struct mvm_rec_sweep),
+	[MVM_REC_TOUCH] = sizeof(struct mvm_rec_touch),
+};
+
+static int check_console(const struct guest_ram *ram, struct hc_call *c, char *err,
+			 size_t errlen)
+{
+	const struct mvm_hc_console *a = &c->a.console;
+
+	if (a->len > MVM_CONSOLE_MAX_BYTES)
+		return violation(err, errlen, "console write of %llu bytes (limit %u)",
+				 (unsigned long long)a->len, MVM_CONSOLE_MAX_BYTES);
+	if (!mm_gpa_to_hva(ram, a->buf_gpa, a->len))
+		return violation(
+			err, errlen, "console buffer 0x%llx+%llu is outside guest RAM",
+			(unsigned long long)a->buf_gpa, (unsigned long long)a->len);
+	return 0;
+}
+
+static int check_exit(const struct guest_ram *ram, struct hc_call *c, char *err,
+		      size_t errlen)
+{
+	return 0; /* any status */
+}
+
+static int check_abort(const struct guest_ram *ram, struct hc_call *c, char *err,
+		       size_t errlen)
+{
+	c->a.abort.file[sizeof(c->a.abort.file) - 1] = '\0';
+	c->a.abort.msg[sizeof(c->a.abort.msg) - 1] = '\0';
+	return 0;
+}
+
+static int check_records(const struct guest_ram *ram, struct hc_call *c, char *err,
+			 size_t errlen)
+{
+	const struct mvm_hc_records *a = &c->a.records;
+	uint64_t bytes;
+
+	if (a->kind == 0 || a->kind >= ARRAY_SIZE(rec_size))
+		return violation(err, errlen, "unknown record kind %u", a->kind);
+	if (a->count > MVM_RECORDS_MAX)
+		return violation(err, errlen, "%u records in one call (limit %u)",
+				 a->count, MVM_RECORDS_MAX);
+	bytes = (uint64_t)a->count * rec_size[a->kind];
+	if (!mm_gpa_to_hva(ram, a->recs_gpa, bytes))
+		return violation(
+			err, errlen, "records at 0x%llx+%llu are outside guest RAM",
+			(unsigned long long)a->recs_gpa, (unsigned long long)bytes);
+	return 0;
+}
+
+static int check_park(const struct guest_ram *ram, struct hc_call *c, char *err,
+		      size_t errlen)
+{
+	return 0; /* no arguments */
 }
 
 /* Copy the runs out of the guest and check each is page-aligned guest RAM. */
-static int zero_decode(const struct guest_ram *ram, struct mvm_zero_run *runs,
-		       const struct mvm_hc_zero *z, char *err, size_t errlen)
+static int check_zero(const struct guest_ram *ram, struct hc_call *c, char *err,
+		      size_t errlen)
 {
+	const struct mvm_hc_zero *z = &c->a.zero;
 	const void *src;
 
 	if (z->count > MVM_ZERO_RUNS_MAX)
 		return violation(err, errlen, "%u zero runs in one call (limit %u)",
 				 z->count, MVM_ZERO_RUNS_MAX);
-	src = mm_gpa_to_hva(ram, z->runs_gpa, (uint64_t)z->count * sizeof(*runs));
+	src = mm_gpa_to_hva(ram, z->runs_gpa, (uint64_t)z->count * sizeof(c->runs[0]));
 	if (!src)
 		return violation(err, errlen, "zero runs at 0x%llx are outside guest RAM",
 				 (unsigned long long)z->runs_gpa);
-	memcpy(runs, src, z->count * sizeof(*runs));
+	memcpy(c->runs, src, z->count * sizeof(c->runs[0]));
 	for (uint32_t i = 0; i < z->count; i++) {
 		uint64_t bytes;
 
-		if ((runs[i].gpa & (MVM_PAGE_BYTES - 1)) ||
-		    __builtin_mul_overflow(runs[i].pages, MVM_PAGE_BYTES, &bytes) ||
-		    !mm_gpa_to_hva(ram, runs[i].gpa, bytes))
+		if ((c->runs[i].gpa & (MVM_PAGE_BYTES - 1)) ||
+		    __builtin_mul_overflow(c->runs[i].pages, MVM_PAGE_BYTES, &bytes) ||
+		    !mm_gpa_to_hva(ram, c->runs[i].gpa, bytes))
 			return violation(
 				err, errlen,
-				"zero run %u (0x%llx, %llu pages) is not page-aligned "
-				"guest RAM",
-				i, (unsigned long long)runs[i].gpa,
-				(unsigned long long)runs[i].pages);
+				"zero run %u (0x%llx, %llu pages) is not page-aligned guest RAM",
+				i, (unsigned long long)c->runs[i].gpa,
+				(unsigned long long)c->runs[i].pages);
 	}
 	return 0;
 }
 
-int hc_decode(const struct guest_ram *ram, uint64_t gpa, union hc_args *out, char *err,
+static int check_mark(const struct guest_ram *ram, struct hc_call *c, char *err,
+		      size_t errlen)
+{
+	if (c->a.mark.mark == 0 || c->a.mark.mark >= MVM_MARK_COUNT)
+		return violation(err, errlen, "unknown phase mark %u", c->a.mark.mark);
+	return 0;
+}
+
+/* Handlers: act on a checked call. DEV_STOP ends this vCPU's run loop. */
+
+static enum dev_action hc_console(const struct hc_host *h, unsigned vcpu,
+				  const struct hc_call *c)
+{
+	const struct mvm_hc_console *a = &c->a.console;
+
+	console_write(h->console, mm_gpa_to_hva(h->ram, a->buf_gpa, a->len), a->len);
+	return DEV_CONTINUE;
+}
+
+static enum dev_action hc_exit(const struct hc_host *h, unsigned vcpu,
+			       const struct hc_call *c)
+{
+	h->exit(h->cookie, vcpu, c->a.exit.status);
+	return DEV_STOP;
+}
+
+static enum dev_action hc_abort(const struct hc_host *h, unsigned vcpu,
+				const struct hc_call *c)
+{
+	const struct mvm_hc_abort *a = &c->a.abort;
+	char what[sizeof(a->msg) + sizeof(a->file) + 128];
+	char where[96] = "";
+
+	if (a->vector != MVM_ABORT_NO_VECTOR && a->vector == 14)
+		snprintf(where, sizeof(where),
+			 " (vector %u, error 0x%llx, rip 0x%llx, fault address 0x%llx)",
+			 a->vector, (unsigned long long)a->error_code,
+			 (unsigned long long)a->rip, (unsigned long long)a->cr2);
+	else if (a->vector != MVM_ABORT_NO_VECTOR)
+		snprintf(where, sizeof(where), " (vector %u, error 0x%llx, rip 0x%llx)",
+			 a->vector, (unsigned long long)a->error_code,
+			 (unsigned long long)a->rip);
+	snprintf(what, sizeof(what), "%s%s at %s:%u", a->msg, where, a->file, a->line);
+	h->abort(h->cookie, vcpu, what);
+	return DEV_STOP;
+}
+
+static enum dev_action hc_records(const struct hc_host *h, unsigned vcpu,
+				  const struct hc_call *c)
+{
+	const struct mvm_hc_records *a = &c->a.records;
+	const void *recs = mm_gpa_to_hva(h->ram, a->recs_gpa,
+					 (uint64_t)a->count * rec_size[a->kind]);
+
+	return h->records(h->cookie, a->kind, recs, a->count) ? DEV_STOP : DEV_CONTINUE;
+}
+
+static enum dev_action hc_park(const struct hc_host *h, unsigned vcpu,
+			       const struct hc_call *c)
+{
+	return DEV_STOP; /* this vCPU's thread ends; the VM runs on */
+}
+
+static enum dev_action hc_zero(const struct hc_host *h, unsigned vcpu,
+			       const struct hc_call *c)
+{
+	for (uint32_t i = 0; i < c->a.zero.count; i++) {
+		uint64_t bytes = c->runs[i].pages * MVM_PAGE_BYTES;
+
+		memset(mm_gpa_to_hva(h->ram, c->runs[i].gpa, bytes), 0, bytes);
+	}
+	return DEV_CONTINUE;
+}
+
+static enum dev_action hc_mark(const struct hc_host *h, unsigned vcpu,
+			       const struct hc_call *c)
+{
+	h->mark(h->cookie, vcpu, c->a.mark.mark, c->a.mark.tsc);
+	return DEV_CONTINUE;
+}
+
+struct hc_row {
+	const char *name;
+	uint32_t size;
+	int (*check)(const struct guest_ram *ram, struct hc_call *c, char *err,
+		     size_t errlen);
+	enum dev_action (*handle)(const struct hc_host *h, unsigned vcpu,
+				  const struct hc_call *c);
+};
+
+/*
+ * One row per entry of MVM_HC_LIST, indexed by number: a listed hypercall
+ * without check_NAME and hc_NAME does not compile, and neither does a number
+ * left out of the list or an argument struct the copy cannot hold.
+ */
+#define HC_ROW(name, nr, type) [nr] = { #name, sizeof(type), check_##name, hc_##name },
+static const struct hc_row rows[] = { MVM_HC_LIST(HC_ROW) };
+#define HC_ONE(name, nr, type) +1
+_Static_assert(0 MVM_HC_LIST(HC_ONE) == MVM_HC_COUNT - 1,
+	       "every hypercall number 1..MVM_HC_COUNT-1 is in MVM_HC_LIST");
+_Static_assert(ARRAY_SIZE(rows) == MVM_HC_COUNT, "MVM_HC_LIST ends at MVM_HC_COUNT - 1");
+_Static_assert(sizeof(union hc_args) == MVM_HC_ARGS_MAX,
+	       "an argument struct is larger than MVM_HC_ARGS_MAX");
+
+const char *hc_name(uint32_t nr)
+{
+	return nr > 0 && nr < ARRAY_SIZE(rows) ? rows[nr].name : NULL;
+}
+
+int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, char *err,
 	      size_t errlen)
 {
 	const void *p = mm_gpa_to_hva(ram, gpa, sizeof(struct mvm_hc_hdr));
-	uint64_t bytes;
+	const struct hc_row *row;
 
-	if (!p)
-		return violation(err, errlen,
-				 "hypercall arguments at 0x%llx are outside guest RAM",
-				 (unsigned long long)gpa);
-	memcpy(&out->hdr, p, sizeof(out->hdr));
-	if (out->hdr.nr == 0 || out->hdr.nr >= MVM_HC_COUNT)
-		return violation(err, errlen, "unknown hypercall number %u", out->hdr.nr);
-	if (out->hdr.size != hc_size[out->hdr.nr])
-		return violation(err, errlen, "hypercall %u: size %u, expected %u",
-				 out->hdr.nr, out->hdr.size, hc_size[out->hdr.nr]);
-	p = mm_gpa_to_hva(ram, gpa, out->hdr.size);
-	if (!p)
-		return violation(err, errlen,
-				 "hypercall %u: arguments at 0x%llx run past guest RAM",
-				 out->hdr.nr, (unsigned long long)gpa);
+	if (!p) {
+		violation(err, errlen,
+			  "hypercall arguments at 0x%llx are outside guest RAM",
+			  (unsigned long long)gpa);
+		return -EFAULT;
+	}
+	memcpy(&out->a.hdr, p, sizeof(out->a.hdr));
+	if (!hc_name(out->a.hdr.nr))
+		return violation(err, errlen, "unknown hypercall number %u",
+				 out->a.hdr.nr);
+	row = &rows[out->a.hdr.nr];
+	if (out->a.hdr.size != row->size)
+		return violation(err, errlen, "hypercall %u (%s): size %u, expected %u",
+				 out->a.hdr.nr, row->name, out->a.hdr.size, row->size);
+	p = mm_gpa_to_hva(ram, gpa, row->size);
+	if (!p) {
+		violation(err, errlen,
+			  "hypercall %u (%s): arguments at 0x%llx run past guest RAM",
+			  out->a.hdr.nr, row->name, (unsigned long long)gpa);
+		return -EFAULT;
+	}
 	/* One copy: later checks cannot be raced by another vCPU changing the struct. */
-	memcpy(out, p, out->hdr.size);
-
-	switch (out->hdr.nr) {
-	case MVM_HC_CONSOLE:
-		if (out->console.len > MVM_CONSOLE_MAX_BYTES)
-			return violation(err, errlen,
-					 "console write of %llu bytes (limit %u)",
-					 (unsigned long long)out->console.len,
-					 MVM_CONSOLE_MAX_BYTES);
-		if (!mm_gpa_to_hva(ram, out->console.buf_gpa, out->console.len))
-			return violation(
-				err, errlen,
-				"console buffer 0x%llx+%llu is outside guest RAM",
-				(unsigned long long)out->console.buf_gpa,
-				(unsigned long long)out->console.len);
-		break;
-	case MVM_HC_ABORT:
-		out->abort.file[sizeof(out->abort.file) - 1] = '\0';
-		out->abort.msg[sizeof(out->abort.msg) - 1] = '\0';
-		break;
-	case MVM_HC_RECORDS:
-		if (out->records.kind == 0 ||
-		    out->records.kind >= sizeof(rec_size) / sizeof(rec_size[0]))
-			return violation(err, errlen, "unknown record kind %u",
-					 out->records.kind);
-		if (out->records.count > MVM_RECORDS_MAX)
-			return violation(err, errlen, "%u records in one call (limit %u)",
-					 out->records.count, MVM_RECORDS_MAX);
-		bytes = (uint64_t)out->records.count * rec_size[out->records.kind];
-		if (!mm_gpa_to_hva(ram, out->records.recs_gpa, bytes))
-			return violation(err, errlen,
-					 "records at 0x%llx+%llu are outside guest RAM",
-					 (unsigned long long)out->records.recs_gpa,
-					 (unsigned long long)bytes);
-		break;
-	case MVM_HC_MARK:
-		if (out->mark.mark == 0 || out->mark.mark >= MVM_MARK_COUNT)
-			return violation(err, errlen, "unknown phase mark %u",
-					 out->mark.mark);
-		break;
-	case MVM_HC_ZERO:
-		return zero_decode(ram, out->zero.runs, &out->zero.call, err, errlen);
-	default:
-		break;
-	}
-	return 0;
+	memcpy(&out->a, p, row->size);
+	return row->check(ram, out, err, errlen);
 }
 
-static void abort_report(struct vm *vm, struct vcpu *v, const struct mvm_hc_abort *a)
+/* The port: one 32-bit OUT of the argument struct's guest-physical address. */
+static enum dev_action hc_io(void *cookie, unsigned vcpu, uint64_t port, int is_write,
+			     uint8_t *data, unsigned size)
 {
-	char where[96] = "";
-
-	if (a->vector != MVM_ABORT_NO_VECTOR) {
-		snprintf(where, sizeof(where), " (vector %u, error 0x%llx, rip 0x%llx%s",
-			 a->vector, (unsigned long long)a->error_code,
-			 (unsigned long long)a->rip,
-			 a->vector == 14 ? ", fault address " : ")");
-		if (a->vector == 14)
-			snprintf(where + strlen(where), sizeof(where) - strlen(where),
-				 "0x%llx)", (unsigned long long)a->cr2);
-	}
-	vm_finish(vm, END_GUEST_CRASH, 0, "guest-abort",
-		  "guest aborted on vCPU %u: %s%s at %s:%u", v->index, a->msg, where,
-		  a->file, a->line);
-}
-
-/* The runs were copied and checked by hc_decode. */
-static void zero_runs(struct vm *vm, const struct mvm_zero_run *runs, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++)
-		memset(mm_gpa_to_hva(&vm->ram, runs[i].gpa,
-				     runs[i].pages * MVM_PAGE_BYTES),
-		       0, runs[i].pages * MVM_PAGE_BYTES);
-}
-
-/* Keep a batch of result records and print its table (one batch per iteration). */
-static int records(struct vm *vm, const struct mvm_hc_records *a)
-{
-	const void *recs = mm_gpa_to_hva(&vm->ram, a->recs_gpa,
-					 (uint64_t)a->count * rec_size[a->kind]);
-	int r = a->kind == MVM_REC_SWEEP ? results_add_sweep(vm, recs, a->count, stdout)
-					 : results_add_touch(vm, recs, a->count);
-
-	if (r) {
-		vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-			  "results: storing %u records: %s", a->count, strerror(-r));
-		return 1;
-	}
-	return 0;
-}
-
-static int hc_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
-		 uint8_t *data, unsigned size)
-{
-	union hc_args a;
-	char err[256];
+	const struct hc_host *h = cookie;
+	struct hc_call c;
+	char err[256], what[320];
 	uint32_t gpa;
 
 	if (!is_write || size != 4) {
-		vm_finish(vm, END_GUEST_CRASH, 0, "abi-violation",
-			  "guest ABI violation on vCPU %u: hypercall port %s of size %u "
-			  "(expected a 32-bit write)",
-			  v->index, is_write ? "write" : "read", size);
-		return 1;
+		snprintf(what, sizeof(what),
+			 "hypercall port %s of size %u (expected a 32-bit write)",
+			 is_write ? "write" : "read", size);
+		h->violation(h->cookie, vcpu, what);
+		return DEV_STOP;
 	}
 	memcpy(&gpa, data, sizeof(gpa));
-	if (hc_decode(&vm->ram, gpa, &a, err, sizeof(err))) {
-		vm_finish(vm, END_GUEST_CRASH, 0, "abi-violation",
-			  "guest ABI violation on vCPU %u: %s", v->index, err);
-		return 1;
+	if (hc_decode(h->ram, gpa, &c, err, sizeof(err))) {
+		h->violation(h->cookie, vcpu, err);
+		return DEV_STOP;
 	}
-	switch (a.hdr.nr) {
-	case MVM_HC_CONSOLE:
-		console_write(vm,
-			      mm_gpa_to_hva(&vm->ram, a.console.buf_gpa, a.console.len),
-			      a.console.len);
-		return 0;
-	case MVM_HC_EXIT:
-		vm_finish(vm, END_GUEST_EXIT, a.exit.status, "guest-exit",
-			  "guest exited with status %d (vCPU %u)", a.exit.status,
-			  v->index);
-		return 1;
-	case MVM_HC_ABORT:
-		abort_report(vm, v, &a.abort);
-		return 1;
-	case MVM_HC_RECORDS:
-		return records(vm, &a.records);
-	case MVM_HC_PARK:
-		return 1; /* this vCPU's thread ends; the VM runs on */
-	case MVM_HC_ZERO:
-		zero_runs(vm, a.zero.runs, a.zero.call.count);
-		return 0;
-	case MVM_HC_MARK:
-		timeline_guest_mark(vm, a.mark.mark, a.mark.tsc);
-		return 0;
-	}
-	return 0;
+	return rows[c.a.hdr.nr].handle(h, vcpu, &c);
 }
 
-int devices_register_all(struct pio_bus *bus)
+int hypercalls_register(const struct hc_host *host, struct io_bus *pio)
 {
-	static const struct pio_dev hc = { "hypercall", MVM_HC_PORT, 4, hc_io };
-	int r = pio_register(bus, &hc);
+	const struct io_dev dev = { "hypercall", MVM_HC_PORT, 4, hc_io, (void *)host };
 
-	return r ? r : console_register(bus);
+	return io_bus_register(pio, &dev);
 }

@@ -27,13 +27,13 @@ static uint32_t prop_u32(const void *fdt, int node, const char *name)
 static void parse_args(const void *fdt, int chosen)
 {
 	int len, off = 0;
-	const char *p = fdt_getprop(fdt, chosen, "minivmm,args", &len);
+	const char *p = fdt_getprop(fdt, chosen, MVM_FDT_ARGS, &len);
 
 	fw_boot.argc = 0;
 	if (!p)
 		return;
 	if (len > (int)sizeof(fw_boot.argbuf) || p[len - 1] != '\0')
-		bad("minivmm,args too long or not NUL-terminated", -FDT_ERR_BADVALUE);
+		bad(MVM_FDT_ARGS " too long or not NUL-terminated", -FDT_ERR_BADVALUE);
 	memcpy(fw_boot.argbuf, p, (size_t)len);
 	while (off < len) {
 		if (fw_boot.argc == FW_MAX_ARGS)
@@ -53,34 +53,35 @@ void bootinfo_parse(const void *fdt)
 		bad("bad FDT header", err);
 	if (fdt_totalsize(fdt) > MVM_BOOTINFO_MAX)
 		bad("FDT larger than the boot info area", -FDT_ERR_TRUNCATED);
-	if (prop_u32(fdt, 0, "minivmm,abi-version") != MVM_ABI_VERSION)
+	if (prop_u32(fdt, 0, MVM_FDT_ABI_VERSION) != MVM_ABI_VERSION)
 		bad("ABI version differs from the firmware's", -FDT_ERR_BADVERSION);
 
-	node = fdt_path_offset(fdt, "/memory@0");
+	node = fdt_path_offset(fdt, "/" MVM_FDT_MEMORY);
 	if (node < 0)
-		bad("/memory@0", node);
+		bad("/" MVM_FDT_MEMORY, node);
 	reg = fdt_getprop(fdt, node, "reg", &len);
 	if (!reg || len != 2 * sizeof(*reg) || fdt64_ld(&reg[0]) != 0)
-		bad("/memory@0 reg is not <0 size> with 2 address cells",
+		bad("/" MVM_FDT_MEMORY " reg is not <0 size> with 2 address cells",
 		    -FDT_ERR_BADVALUE);
 	fw_boot.mem_bytes = fdt64_ld(&reg[1]);
 
-	node = fdt_path_offset(fdt, "/cpus");
+	node = fdt_path_offset(fdt, "/" MVM_FDT_CPUS);
 	if (node < 0)
-		bad("/cpus", node);
+		bad("/" MVM_FDT_CPUS, node);
 	fdt_for_each_subnode(err, fdt, node) n++;
 	if (n == 0 || n > FW_MAX_VCPUS)
-		bad("/cpus has no or too many cpu nodes", -FDT_ERR_BADVALUE);
+		bad("/" MVM_FDT_CPUS " has no or too many cpu nodes", -FDT_ERR_BADVALUE);
 	fw_boot.vcpus = (uint32_t)n;
 
-	node = fdt_path_offset(fdt, "/chosen");
+	node = fdt_path_offset(fdt, "/" MVM_FDT_CHOSEN);
 	if (node < 0)
-		bad("/chosen", node);
-	fw_boot.tsc_khz = prop_u32(fdt, node, "minivmm,tsc-khz");
+		bad("/" MVM_FDT_CHOSEN, node);
+	fw_boot.tsc_khz = prop_u32(fdt, node, MVM_FDT_TSC_KHZ);
 	{
-		const char *e = fdt_getprop(fdt, node, "minivmm,eager", &len);
+		const char *e = fdt_getprop(fdt, node, MVM_FDT_EAGER, &len);
 
-		fw_boot.eager_touch = e && len == sizeof("touch") && !strcmp(e, "touch");
+		fw_boot.eager_touch = e && len == sizeof(MVM_FDT_EAGER_TOUCH) &&
+				      !strcmp(e, MVM_FDT_EAGER_TOUCH);
 	}
 	parse_args(fdt, node);
 }

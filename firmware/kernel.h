@@ -49,7 +49,7 @@ struct boot {
 };
 extern struct boot fw_boot;
 
-/* hcall.c: the hypercalls; fw_exit and fw_abort do not return. */
+/* hcall.c: the hypercalls; hc_exit, hc_abort_frame and hc_park do not return. */
 void hc_console(const char *buf, uint64_t len);
 _Noreturn void hc_exit(int status);
 _Noreturn void hc_abort_frame(const char *file, int line, const char *msg,
@@ -73,10 +73,10 @@ uint64_t pmm_alloc(void); /* a zeroed page's physical address, aborts when out *
 /* Free pages: zeroed by the VMM in one hypercall, then pushed run by run. */
 void pmm_free_runs(const struct mvm_zero_run *runs, uint32_t n);
 uint64_t pmm_free_bytes(void);
+/* bytes of contiguous never-used pages (physical address), 0 when short. */
 uint64_t pmm_alloc_fresh(uint64_t bytes);
 /* Up to max contiguous pages in allocation order: returns how many, first at *pa. */
-uint64_t pmm_alloc_run(uint64_t max,
-		       uint64_t *pa); /* contiguous never-used pages, 0 when short */
+uint64_t pmm_alloc_run(uint64_t max, uint64_t *pa);
 
 /* paging.c */
 void paging_init(void); /* build the direct map and load it (vCPU 0) */

@@ -1,4 +1,4 @@
-/* System calls from CPL3 workloads (`int $0x80`; see firmware.h for the numbers). */
+/* System calls from CPL3 workloads (INT3, vector FW_SYSCALL_VECTOR; numbers in firmware.h). */
 #include "kernel.h"
 
 static char console_bounce[MVM_CONSOLE_MAX_BYTES];

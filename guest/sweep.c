@@ -213,8 +213,7 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 			       flat ? "direct-mapped (no guest faults), touch timed"
 				    : "demand and populate, map + touch timed");
 		if (run.n > 1 && !run.bad)
-			printf("%s: --parallel: %u vCPUs at once, like KVM selftests' "
-			       "memstress\n",
+			printf("%s: --parallel: %u vCPUs at once, like KVM selftests' memstress\n",
 			       c->argv[0], run.n);
 	}
 	/* Secondaries learn the options from vCPU 0 (it parsed them before this barrier). */

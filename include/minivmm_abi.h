@@ -22,13 +22,15 @@
  *   Guest RAM is one range [0, mem_bytes) and reads as zero except for the
  *   image, the boot info and the entry page tables.
  *
- * Boot info (FDT, /dts-v1/, #address-cells = #size-cells = 2 at the root):
+ * Boot info (FDT, /dts-v1/, #address-cells = #size-cells = 2 at the root),
+ * property names as the MVM_FDT_* constants below:
  *   /compatible = "minivmm"; /minivmm,abi-version = <MVM_ABI_VERSION>
  *   /memory@0 { device_type = "memory"; reg = <0 0 size-hi size-lo>; }
  *   /cpus { cpu@N { device_type = "cpu"; reg = <N>; } ... }
  *   /chosen { bootargs = "args joined by spaces";
  *             minivmm,args = "arg0", "arg1", ...  (exact, may be absent);
- *             minivmm,tsc-khz = <u32>; }
+ *             minivmm,tsc-khz = <u32>;
+ *             minivmm,eager = "touch"  (only with --eager=touch); }
  *
  * Hypercalls: the guest writes, with one 32-bit OUT to MVM_HC_PORT, the GPA
  * of an argument struct that starts with struct mvm_hc_hdr. The struct must
@@ -58,7 +60,19 @@
 #define MVM_MAX_GUEST_ARGS   64	  /* minivmm,args entries */
 #define MVM_GUEST_ARGS_BYTES 2048 /* minivmm,args length, NULs included */
 
-/* Hypercall numbers (struct mvm_hc_hdr.nr). */
+/* Boot-info node and property names: the VMM writes them, the firmware reads them. */
+#define MVM_FDT_COMPATIBLE  "minivmm"
+#define MVM_FDT_ABI_VERSION "minivmm,abi-version"
+#define MVM_FDT_MEMORY	    "memory@0" /* node names, children of the root */
+#define MVM_FDT_CPUS	    "cpus"
+#define MVM_FDT_CHOSEN	    "chosen"
+#define MVM_FDT_BOOTARGS    "bootargs"
+#define MVM_FDT_ARGS	    "minivmm,args"
+#define MVM_FDT_TSC_KHZ	    "minivmm,tsc-khz"
+#define MVM_FDT_EAGER	    "minivmm,eager"
+#define MVM_FDT_EAGER_TOUCH "touch"
+
+/* Hypercall numbers (struct mvm_hc_hdr.nr); MVM_HC_LIST below names each one's struct. */
 #define MVM_HC_CONSOLE 1 /* struct mvm_hc_console */
 #define MVM_HC_EXIT    2 /* struct mvm_hc_exit: ends the VM */
 #define MVM_HC_ABORT   3 /* struct mvm_hc_abort: ends the VM, status 4 */
@@ -174,6 +188,22 @@ struct mvm_hc_mark {
 	uint32_t vcpu;
 	uint64_t tsc; /* when it happened, on the guest's TSC */
 };
+
+/*
+ * Every hypercall once: X(name, number, argument struct). The VMM builds its
+ * one table of handlers from this list, so a number without a handler, or an
+ * argument struct larger than MVM_HC_ARGS_MAX (what the VMM copies), does not
+ * build. Keep it in number order; MVM_HC_COUNT is one past the last.
+ */
+#define MVM_HC_LIST(X)                                    \
+	X(console, MVM_HC_CONSOLE, struct mvm_hc_console) \
+	X(exit, MVM_HC_EXIT, struct mvm_hc_exit)          \
+	X(abort, MVM_HC_ABORT, struct mvm_hc_abort)       \
+	X(records, MVM_HC_RECORDS, struct mvm_hc_records) \
+	X(park, MVM_HC_PARK, struct mvm_hc_hdr)           \
+	X(zero, MVM_HC_ZERO, struct mvm_hc_zero)          \
+	X(mark, MVM_HC_MARK, struct mvm_hc_mark)
+#define MVM_HC_ARGS_MAX 512 /* bytes: the largest argument struct the ABI allows */
 
 enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };
 enum mvm_mode { MVM_MODE_DEMAND = 1, MVM_MODE_POPULATE = 2 };

@@ -6,8 +6,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "kvm_compat.h"
-
 #define SZ_2M (2ULL << 20)
 #define SZ_1G (1ULL << 30)
 
@@ -93,20 +91,17 @@ fail : {
 }
 }
 
-const struct mm_backend mm_backends[MM_BACKING_COUNT] = {
-	[MM_ANON] = { MM_ANON, "anon", "anonymous memory, 4 KiB pages (MADV_NOHUGEPAGE)",
-		      4096, NULL, map_anon },
-	[MM_THP] = { MM_THP, "thp",
-		     "anonymous memory with MADV_HUGEPAGE (2 MiB when it can)", SZ_2M,
-		     NULL, map_thp },
-	[MM_HUGETLB2M] = { MM_HUGETLB2M, "hugetlb2m", "hugetlbfs pool, 2 MiB pages",
-			   SZ_2M, "/sys/kernel/mm/hugepages/hugepages-2048kB",
-			   map_hugetlb2m },
-	[MM_HUGETLB1G] = { MM_HUGETLB1G, "hugetlb1g", "hugetlbfs pool, 1 GiB pages",
-			   SZ_1G, "/sys/kernel/mm/hugepages/hugepages-1048576kB",
-			   map_hugetlb1g },
-	[MM_MEMFD] = { MM_MEMFD, "memfd", "shared memory from memfd_create, 4 KiB pages",
-		       4096, NULL, map_memfd },
+const struct mm_backend mm_backends[] = {
+	{ MM_ANON, "anon", "anonymous, 4 KiB pages (the default)", 4096, NULL, map_anon },
+	{ MM_THP, "thp", "anonymous with MADV_HUGEPAGE (2 MiB where it can)", SZ_2M, NULL,
+	  map_thp },
+	{ MM_HUGETLB2M, "hugetlb2m", "hugetlbfs pool, 2 MiB pages", SZ_2M,
+	  "/sys/kernel/mm/hugepages/hugepages-2048kB", map_hugetlb2m },
+	{ MM_HUGETLB1G, "hugetlb1g", "hugetlbfs pool, 1 GiB pages (--mem in 1G)", SZ_1G,
+	  "/sys/kernel/mm/hugepages/hugepages-1048576kB", map_hugetlb1g },
+	{ MM_MEMFD, "memfd", "shared memory from memfd_create, 4 KiB pages", 4096, NULL,
+	  map_memfd },
 };
+/* Deleting or adding a row without its enum value does not build. */
 _Static_assert(sizeof(mm_backends) / sizeof(mm_backends[0]) == MM_BACKING_COUNT,
-	       "one backend per enum mm_backing");
+	       "one row per enum mm_backing, in enum order");

@@ -9,8 +9,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "kvm_compat.h"
-
 const struct mm_backend *mm_backend_find(const char *name)
 {
 	for (int i = 0; i < MM_BACKING_COUNT; i++)
@@ -108,12 +106,11 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 			total = strtoull(buf, NULL, 10);
 		if (free_pages >= need)
 			return 0;
-		snprintf(err, errlen,
-			 "--backing %s: the hugetlb pool has %llu free pages of %llu "
-			 "MiB, %llu "
-			 "needed; grow it with: echo %llu > %s/nr_hugepages",
-			 b->name, free_pages, (unsigned long long)(b->page_bytes >> 20),
-			 need, total + need - free_pages, b->hugetlb_sysfs);
+		snprintf(
+			err, errlen,
+			"--backing %s: the hugetlb pool has %llu free pages of %llu MiB, %llu needed; grow it with: echo %llu > %s/nr_hugepages",
+			b->name, free_pages, (unsigned long long)(b->page_bytes >> 20),
+			need, total + need - free_pages, b->hugetlb_sysfs);
 		return -ENOMEM;
 	}
 	if (read_text("/proc/meminfo", buf, sizeof(buf)))
@@ -121,11 +118,10 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 	avail = mm_meminfo_available(buf);
 	if (!avail || avail >= size)
 		return 0;
-	snprintf(err, errlen,
-		 "cannot back %llu MiB of guest RAM up front: the host has %llu MiB "
-		 "available "
-		 "(MemAvailable)",
-		 (unsigned long long)(size >> 20), (unsigned long long)(avail >> 20));
+	snprintf(
+		err, errlen,
+		"cannot back %llu MiB of guest RAM up front: the host has %llu MiB available (MemAvailable)",
+		(unsigned long long)(size >> 20), (unsigned long long)(avail >> 20));
 	return -ENOMEM;
 }
 

@@ -4,7 +4,7 @@ UNIT_OBJ   := $(UNIT_SRC:%.c=build/host/%.o)
 TEST_GUEST_SRC := $(wildcard tests/guests/*.S)
 TEST_GUESTS := $(patsubst tests/guests/%.S,tests/bin/%.bin,$(TEST_GUEST_SRC))
 
-build/host/tests/unit/%.o: HOST_CFLAGS += -Itests/unit
+INC_tests    := $(INC_vmm) -Itests/unit
 
 tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -42,7 +42,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := hypercall translator options loader
 FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
-                -Iinclude -Ivmm -Imm -Idevices -DMINIVMM_VERSION='"fuzz"' -DMINIVMM_SANITIZE
+                $(INC_vmm) -DMINIVMM_VERSION='"fuzz"' -DMINIVMM_SANITIZE
 FUZZ_LIB_OBJ := $(patsubst build/host/%,build/fuzz/obj/%,$(VMM_LIB_OBJ))
 
 build/fuzz/obj/%.o: %.c

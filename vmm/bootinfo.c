@@ -1,6 +1,7 @@
 /* Boot info: the flattened device tree handed to the guest (layout in minivmm_abi.h). */
 #include "vmm.h"
 
+#include <errno.h>
 #include <libfdt.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@
 	} while (0)
 
 /* The guest arguments twice: exact (a string list) and joined by spaces (bootargs). */
-static int chosen_args(void *fdt, int argc, char **argv)
+static int chosen_args(void *fdt, int argc, char *const *argv)
 {
 	size_t total = 0;
 	char *list, *joined;
@@ -22,12 +23,12 @@ static int chosen_args(void *fdt, int argc, char **argv)
 	if (total > MVM_BOOTINFO_MAX)
 		return -FDT_ERR_NOSPACE;
 	if (argc) {
-		TRY(fdt_property_placeholder(fdt, "minivmm,args", (int)total,
+		TRY(fdt_property_placeholder(fdt, MVM_FDT_ARGS, (int)total,
 					     (void **)&list));
 		for (int i = 0; i < argc; i++)
 			list = stpcpy(list, argv[i]) + 1;
 	}
-	TRY(fdt_property_placeholder(fdt, "bootargs", argc ? (int)total : 1,
+	TRY(fdt_property_placeholder(fdt, MVM_FDT_BOOTARGS, argc ? (int)total : 1,
 				     (void **)&joined));
 	*joined = '\0';
 	for (int i = 0; i < argc; i++) {
@@ -37,29 +38,28 @@ static int chosen_args(void *fdt, int argc, char **argv)
 	return 0;
 }
 
-int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
-		   uint32_t tsc_khz, int eager_touch, int argc, char **argv)
+static int build(void *buf, size_t size, const struct bootinfo *b)
 {
-	fdt64_t reg[2] = { cpu_to_fdt64(0), cpu_to_fdt64(mem_bytes) };
+	fdt64_t reg[2] = { cpu_to_fdt64(0), cpu_to_fdt64(b->mem_bytes) };
 	char name[32];
 
 	TRY(fdt_create(buf, (int)size));
 	TRY(fdt_finish_reservemap(buf));
 	TRY(fdt_begin_node(buf, ""));
-	TRY(fdt_property_string(buf, "compatible", "minivmm"));
+	TRY(fdt_property_string(buf, "compatible", MVM_FDT_COMPATIBLE));
 	TRY(fdt_property_u32(buf, "#address-cells", 2));
 	TRY(fdt_property_u32(buf, "#size-cells", 2));
-	TRY(fdt_property_u32(buf, "minivmm,abi-version", MVM_ABI_VERSION));
+	TRY(fdt_property_u32(buf, MVM_FDT_ABI_VERSION, MVM_ABI_VERSION));
 
-	TRY(fdt_begin_node(buf, "memory@0"));
+	TRY(fdt_begin_node(buf, MVM_FDT_MEMORY));
 	TRY(fdt_property_string(buf, "device_type", "memory"));
 	TRY(fdt_property(buf, "reg", reg, sizeof(reg)));
 	TRY(fdt_end_node(buf));
 
-	TRY(fdt_begin_node(buf, "cpus"));
+	TRY(fdt_begin_node(buf, MVM_FDT_CPUS));
 	TRY(fdt_property_u32(buf, "#address-cells", 1));
 	TRY(fdt_property_u32(buf, "#size-cells", 0));
-	for (unsigned i = 0; i < vcpus; i++) {
+	for (unsigned i = 0; i < b->vcpus; i++) {
 		snprintf(name, sizeof(name), "cpu@%u", i);
 		TRY(fdt_begin_node(buf, name));
 		TRY(fdt_property_string(buf, "device_type", "cpu"));
@@ -68,13 +68,24 @@ int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
 	}
 	TRY(fdt_end_node(buf));
 
-	TRY(fdt_begin_node(buf, "chosen"));
-	TRY(fdt_property_u32(buf, "minivmm,tsc-khz", tsc_khz));
-	if (eager_touch)
-		TRY(fdt_property_string(buf, "minivmm,eager", "touch"));
-	TRY(chosen_args(buf, argc, argv));
+	TRY(fdt_begin_node(buf, MVM_FDT_CHOSEN));
+	TRY(fdt_property_u32(buf, MVM_FDT_TSC_KHZ, b->tsc_khz));
+	if (b->eager_touch)
+		TRY(fdt_property_string(buf, MVM_FDT_EAGER, MVM_FDT_EAGER_TOUCH));
+	TRY(chosen_args(buf, b->argc, b->argv));
 	TRY(fdt_end_node(buf));
 
 	TRY(fdt_end_node(buf));
 	return fdt_finish(buf);
+}
+
+int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
+		   size_t errlen)
+{
+	int r = build(buf, size, b);
+
+	if (r >= 0)
+		return 0;
+	snprintf(err, errlen, "%s", fdt_strerror(r));
+	return r == -FDT_ERR_NOSPACE ? -ENOSPC : -EINVAL;
 }

@@ -8,48 +8,152 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EAGER_CHUNK_BYTES    (256ULL << 20) /* progress granularity */
-#define PROGRESS_MIN_BYTES   (1ULL << 30)
-#define PROGRESS_INTERVAL_NS 100000000L
+#define EAGER_CHUNK_BYTES  (256ULL << 20) /* progress granularity */
+#define PROGRESS_MIN_BYTES (1ULL << 30)
+#define PROGRESS_TICK_S	   0.1
 
-int eager_host_side(const struct vm *vm)
+/* In enum order; the options and --help list every row but "none". */
+const struct eager_strategy_row eager_strategies[] = {
+	{ EAGER_NONE, "none", { "lazy: every page faults in on first touch", NULL } },
+	{ EAGER_AUTO,
+	  "auto",
+	  { "prefault where KVM has it, else populate", "(the default HOW)" } },
+	{ EAGER_POPULATE, "populate", { "MADV_POPULATE_WRITE: host pages only", NULL } },
+	{ EAGER_PREFAULT,
+	  "prefault",
+	  { "populate, then KVM_PRE_FAULT_MEMORY: also",
+	    "EPT/NPT entries (Linux >= 6.11, TDP only)" } },
+	{ EAGER_TOUCH,
+	  "touch",
+	  { "each vCPU writes one byte per page of its",
+	    "slice in the guest (builds shadow entries)" } },
+};
+_Static_assert(ARRAY_SIZE(eager_strategies) == EAGER_STRATEGY_COUNT,
+	       "one row per enum eager_strategy, in order");
+
+const char *eager_strategy_name(enum eager_strategy s)
 {
-	return vm->eager.strategy == EAGER_POPULATE ||
-	       vm->eager.strategy == EAGER_PREFAULT;
+	return s < EAGER_STRATEGY_COUNT ? eager_strategies[s].name : "?";
 }
 
-int eager_plan(struct vm *vm, char *err, size_t errlen)
-{
-	const struct config *cfg = vm->cfg;
-	struct eager_run *e = &vm->eager;
-	uint64_t align = vm->ram.backend->page_bytes;
+/* One thread's share. */
+struct eager_thread {
+	unsigned index;
+	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY goes through */
+	uint64_t gpa, bytes;
+	double t0, t1;
+	int err; /* -errno */
+	int fell_back;
+	struct prefault_stats pf;
+	char what[64]; /* the step that failed */
+	struct eager *e;
+};
 
+struct eager {
+	struct vm *vm;
+	enum eager_strategy requested, strategy; /* strategy: resolved */
+	int pre_fault_here;			 /* KVM_PRE_FAULT_MEMORY on this KVM */
+	unsigned nthreads;
+	int on_vcpu_threads; /* else dedicated threads (--eager-threads) */
+	int progress_bar;    /* draw one on stderr (a terminal, big population) */
+	struct eager_thread *th;
+	uint64_t total_bytes;
+	uint64_t done_bytes; /* atomic: progress */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned done; /* threads finished */
+	int go;	       /* vCPU threads may enter the guest */
+	double t_start, t_end;
+	int64_t resident_bytes; /* guest RAM resident on the host after eager (mincore) */
+};
+
+enum eager_strategy eager_strategy(const struct eager *e)
+{
+	return e ? e->strategy : EAGER_NONE;
+}
+
+int eager_host_side(const struct eager *e)
+{
+	return e && (e->strategy == EAGER_POPULATE || e->strategy == EAGER_PREFAULT);
+}
+
+int eager_on_vcpu_threads(const struct eager *e)
+{
+	return eager_host_side(e) && e->on_vcpu_threads;
+}
+
+double eager_seconds(const struct eager *e)
+{
+	return eager_host_side(e) && e->t_end > 0 ? e->t_end - e->t_start : 0;
+}
+
+void eager_begin(struct eager *e)
+{
+	if (e)
+		e->t_start = now_s();
+}
+
+double eager_end_time(const struct eager *e)
+{
+	return eager_host_side(e) ? e->t_end : 0;
+}
+
+void eager_free(struct eager *e)
+{
+	if (!e)
+		return;
+	free(e->th);
+	free(e);
+}
+
+int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char *err,
+	       size_t errlen)
+{
+	uint64_t align = vm->ram.backend->page_bytes;
+	struct eager *e;
+	int r;
+
+	*out = NULL;
+	if (cfg->eager == EAGER_NONE)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(err, errlen, "out of memory planning eager population");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_cond_init(&e->cond, NULL);
+	e->vm = vm;
+	e->requested = cfg->eager;
+	e->pre_fault_here = vm->plat.pre_fault;
 	e->strategy = cfg->eager;
 	if (e->strategy == EAGER_AUTO)
 		e->strategy = vm->plat.pre_fault ? EAGER_PREFAULT : EAGER_POPULATE;
 	if (e->strategy == EAGER_PREFAULT && !vm->plat.pre_fault) {
-		snprintf(err, errlen,
-			 "--eager=prefault: this KVM lacks KVM_CAP_PRE_FAULT_MEMORY "
-			 "(236; Linux "
-			 ">= 6.11 with EPT/NPT; platform here: %s, %s paging); use "
-			 "--eager=populate",
-			 vm->plat.kvm, vm->plat.tdp ? "tdp" : "shadow");
-		return -1;
+		snprintf(
+			err, errlen,
+			"--eager=prefault: this KVM lacks KVM_CAP_PRE_FAULT_MEMORY (236; Linux >= 6.11 with EPT/NPT; platform here: %s, %s paging); use --eager=populate",
+			vm->plat.kvm, vm->plat.tdp ? "tdp" : "shadow");
+		r = -EOPNOTSUPP;
+		goto fail;
 	}
-	if (e->strategy == EAGER_NONE)
-		return 0;
 	/* hugetlb pools were reserved by the mapping itself: mm_ram_create checked them. */
-	if (!vm->ram.backend->hugetlb_sysfs &&
-	    mm_ram_check_capacity(vm->ram.backend, vm->ram.size, err, errlen))
-		return -1;
-	if (!eager_host_side(vm))
+	if (!vm->ram.backend->hugetlb_sysfs) {
+		r = mm_ram_check_capacity(vm->ram.backend, vm->ram.size, err, errlen);
+		if (r)
+			goto fail;
+	}
+	*out = e;
+	if (!eager_host_side(e))
 		return 0;
 	e->on_vcpu_threads = cfg->eager_threads == 0;
 	e->nthreads = e->on_vcpu_threads ? vm->nvcpus : cfg->eager_threads;
 	e->th = calloc(e->nthreads, sizeof(*e->th));
 	if (!e->th) {
 		snprintf(err, errlen, "out of memory planning eager population");
-		return -1;
+		*out = NULL;
+		r = -ENOMEM;
+		goto fail;
 	}
 	e->total_bytes = vm->ram.size;
 	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
@@ -59,20 +163,23 @@ int eager_plan(struct vm *vm, char *err, size_t errlen)
 		struct eager_thread *t = &e->th[i];
 		uint64_t start, end;
 
-		t->vm = vm;
 		mvm_slice(vm->ram.size, e->nthreads, i, align, &start, &end);
-		t->index = i;
-		t->vcpu = i % vm->nvcpus;
-		t->gpa = start;
-		t->bytes = end - start;
+		*t = (struct eager_thread){ .index = i,
+					    .vcpu = i % vm->nvcpus,
+					    .gpa = start,
+					    .bytes = end - start,
+					    .e = e };
 	}
 	return 0;
+fail:
+	eager_free(e);
+	return r;
 }
 
 /* One thread's slice: host pages for write, then (prefault) the second-level entries. */
-void eager_work(struct vm *vm, struct eager_thread *t)
+static void work(struct eager *e, struct eager_thread *t)
 {
-	struct eager_run *e = &vm->eager;
+	struct vm *vm = e->vm;
 	uint64_t page = vm->ram.backend->page_bytes;
 
 	t->t0 = now_s();
@@ -91,7 +198,7 @@ void eager_work(struct vm *vm, struct eager_thread *t)
 		}
 		if (e->strategy == EAGER_PREFAULT) {
 			t->err = mm_prefault_range(vm->vcpus[t->vcpu].fd, t->gpa + off, n,
-						   kvm_pre_fault_ioctl, &t->pf);
+						   mm_prefault_ioctl, &t->pf);
 			if (t->err) {
 				snprintf(t->what, sizeof(t->what),
 					 "KVM_PRE_FAULT_MEMORY in [0x%llx, +%llu MiB)",
@@ -103,134 +210,140 @@ void eager_work(struct vm *vm, struct eager_thread *t)
 		__atomic_fetch_add(&e->done_bytes, n, __ATOMIC_RELAXED);
 	}
 	t->t1 = now_s();
-	pthread_mutex_lock(&vm->lock);
+	pthread_mutex_lock(&e->lock);
 	e->done++;
-	pthread_mutex_unlock(&vm->lock);
-	pthread_kill(vm->main_thread, SIGUSR2);
+	pthread_mutex_unlock(&e->lock);
+	vm_wake_main(vm);
 }
 
-/* Called by each vCPU thread before its first KVM_RUN. */
-void eager_vcpu_gate(struct vm *vm, struct vcpu *v)
+void eager_vcpu_gate(struct eager *e, struct vm *vm, struct vcpu *v)
 {
-	struct eager_run *e = &vm->eager;
-
-	if (!eager_host_side(vm) || !e->on_vcpu_threads)
+	if (!eager_on_vcpu_threads(e))
 		return;
-	eager_work(vm, &e->th[v->index]);
-	pthread_mutex_lock(&vm->lock);
-	while (!e->go && vm->end == END_RUNNING)
-		pthread_cond_wait(&vm->cond, &vm->lock);
-	pthread_mutex_unlock(&vm->lock);
+	work(e, &e->th[v->index]);
+	pthread_mutex_lock(&e->lock);
+	while (!e->go && !vm_stopping(vm))
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 }
 
-static void progress(const struct vm *vm, int final)
+static void progress(void *cookie)
 {
-	const struct eager_run *e = &vm->eager;
+	struct eager *e = cookie;
 	uint64_t done = __atomic_load_n(&e->done_bytes, __ATOMIC_RELAXED);
 	int width = 40, filled = (int)(done * (uint64_t)width / e->total_bytes);
 
-	fprintf(stderr, "\reager %s: [%.*s%*s] %3d%% %.1f/%.1f GiB%s",
+	fprintf(stderr, "\reager %s: [%.*s%*s] %3d%% %.1f/%.1f GiB",
 		eager_strategy_name(e->strategy), filled,
 		"########################################", width - filled, "",
 		(int)(done * 100 / e->total_bytes), (double)done / BYTES_PER_GIB,
-		(double)e->total_bytes / BYTES_PER_GIB, final ? "\n" : "");
+		(double)e->total_bytes / BYTES_PER_GIB);
+}
+
+static int all_done(void *cookie)
+{
+	struct eager *e = cookie;
+	int all;
+
+	pthread_mutex_lock(&e->lock);
+	all = e->done == e->nthreads;
+	pthread_mutex_unlock(&e->lock);
+	return all;
 }
 
 /*
- * Main thread: wait until every eager thread is done, drawing a progress bar
- * on a terminal for big populations, and answering SIGINT/SIGTERM.
+ * Main thread: wait until every eager thread is done (drawing a progress bar
+ * on a terminal for big populations; SIGINT/SIGTERM end the run and the
+ * threads stop at their next chunk), check their results, let the vCPUs go.
  */
-int eager_wait(struct vm *vm, const sigset_t *waitset)
+void eager_wait(struct eager *e, struct vm *vm)
 {
-	struct eager_run *e = &vm->eager;
-	int bar = e->progress_bar;
-	int ended = 0, err = 0;
+	unsigned never = 0;
 
-	for (;;) {
-		struct timespec ts = { 0, PROGRESS_INTERVAL_NS };
-		int sig, all;
-
-		pthread_mutex_lock(&vm->lock);
-		all = e->done == e->nthreads;
-		pthread_mutex_unlock(&vm->lock);
-		if (all)
-			break;
-		if (bar)
-			progress(vm, 0);
-		sig = sigtimedwait(waitset, NULL, &ts);
-		if ((sig == SIGINT || sig == SIGTERM) && !ended) {
-			vm_finish(vm, END_INTERRUPTED, 0, "interrupted",
-				  "interrupted by %s during eager population",
-				  strsignal(sig));
-			ended = 1;
-		}
-	}
+	/* On the vCPU threads: a slice whose vCPU thread never started is done. */
+	for (unsigned i = 0; e->on_vcpu_threads && i < vm->nvcpus; i++)
+		never += !vm->vcpus[i].started;
+	pthread_mutex_lock(&e->lock);
+	e->done += never;
+	pthread_mutex_unlock(&e->lock);
+	vm_wait_main(vm, all_done, e->progress_bar ? progress : NULL, e, PROGRESS_TICK_S,
+		     0, 0);
 	e->t_end = now_s();
-	if (bar)
-		progress(vm, 1);
+	if (e->progress_bar) {
+		progress(e);
+		fputc('\n', stderr);
+	}
 	e->resident_bytes = mm_resident_bytes(&vm->ram);
-	for (unsigned i = 0; i < e->nthreads && !err; i++) {
+	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 
 		if (t->err) {
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-				  "eager %s, thread %u: %s: %s",
+			vm_finish(vm, END_HOST_ERROR, 0, "eager %s, thread %u: %s: %s",
 				  eager_strategy_name(e->strategy), i, t->what,
 				  strerror(-t->err));
-			err = 1;
+			break;
 		}
 	}
-	pthread_mutex_lock(&vm->lock);
+	pthread_mutex_lock(&e->lock);
 	e->go = 1;
-	pthread_cond_broadcast(&vm->cond);
-	pthread_mutex_unlock(&vm->lock);
-	return vm_stopping(vm) ? -1 : 0;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 static void *dedicated(void *arg)
 {
 	struct eager_thread *t = arg;
 
-	eager_work(t->vm, t);
+	work(t->e, t);
 	return NULL;
 }
 
 /* --eager-threads N: N threads of their own, joined before any vCPU starts. */
-int eager_run_dedicated(struct vm *vm, const sigset_t *waitset)
+void eager_run_dedicated(struct eager *e, struct vm *vm)
 {
-	struct eager_run *e = &vm->eager;
 	pthread_t *tids = calloc(e->nthreads, sizeof(*tids));
 	unsigned started = 0;
 	int r;
 
 	if (!tids) {
-		vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-			  "out of memory for eager threads");
-		return -1;
+		vm_finish(vm, END_HOST_ERROR, 0, "out of memory for eager threads");
+		return;
 	}
 	for (; started < e->nthreads; started++) {
-		e->th[started].vm = vm;
 		r = pthread_create(&tids[started], NULL, dedicated, &e->th[started]);
 		if (r) {
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
+			vm_finish(vm, END_HOST_ERROR, 0,
 				  "pthread_create for eager thread %u: %s", started,
 				  strerror(r));
-			pthread_mutex_lock(&vm->lock);
+			pthread_mutex_lock(&e->lock);
 			e->done += e->nthreads - started;
-			pthread_mutex_unlock(&vm->lock);
+			pthread_mutex_unlock(&e->lock);
 			break;
 		}
 	}
-	r = eager_wait(vm, waitset);
+	eager_wait(e, vm);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
-	return r;
 }
 
-void eager_report(const struct vm *vm, FILE *f)
+int eager_span(const struct eager *e, unsigned i, double *t0, double *t1, unsigned *vcpu)
 {
-	const struct eager_run *e = &vm->eager;
+	if (!eager_host_side(e) || i >= e->nthreads)
+		return 0;
+	*t0 = e->th[i].t0;
+	*t1 = e->th[i].t1;
+	*vcpu = e->on_vcpu_threads ? e->th[i].vcpu : UINT32_MAX;
+	return 1;
+}
+
+static double gib_per_s(uint64_t bytes, double s)
+{
+	return s > 0 ? (double)bytes / BYTES_PER_GIB / s : 0;
+}
+
+void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
+{
 	double secs = e->t_end - e->t_start;
 
 	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB in %.3f s (%.2f GiB/s)\n",
@@ -238,21 +351,21 @@ void eager_report(const struct vm *vm, FILE *f)
 		e->strategy == EAGER_PREFAULT
 			? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
 			: " (MADV_POPULATE_WRITE)",
-		vm->cfg->eager == EAGER_AUTO
-			? (vm->plat.pre_fault ? " [auto]"
-					      : " [auto: no KVM_PRE_FAULT_MEMORY here]")
+		e->requested == EAGER_AUTO
+			? (e->pre_fault_here ? " [auto]"
+					     : " [auto: no KVM_PRE_FAULT_MEMORY here]")
 			: "",
 		e->nthreads, e->nthreads == 1 ? "" : "s",
 		e->on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
 		(double)e->total_bytes / BYTES_PER_GIB, secs,
-		secs > 0 ? (double)e->total_bytes / BYTES_PER_GIB / secs : 0);
+		gib_per_s(e->total_bytes, secs));
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		const struct eager_thread *t = &e->th[i];
 		double s = t->t1 - t->t0;
 
 		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)", i,
 			(double)t->bytes / BYTES_PER_GIB, (unsigned long long)t->gpa, s,
-			s > 0 ? (double)t->bytes / BYTES_PER_GIB / s : 0);
+			gib_per_s(t->bytes, s));
 		if (e->strategy == EAGER_PREFAULT)
 			fprintf(f,
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
@@ -262,20 +375,16 @@ void eager_report(const struct vm *vm, FILE *f)
 	}
 	if (e->resident_bytes >= 0)
 		fprintf(f,
-			"  resident on the host afterwards (mincore): %.2f GiB of %.2f "
-			"GiB\n",
+			"  resident on the host afterwards (mincore): %.2f GiB of %.2f GiB\n",
 			(double)e->resident_bytes / BYTES_PER_GIB,
-			(double)vm->ram.size / BYTES_PER_GIB);
+			(double)e->total_bytes / BYTES_PER_GIB);
 }
 
-void eager_write_json(const struct vm *vm, struct json *j)
+void eager_write_json(const struct eager *e, const struct config *cfg, struct json *j)
 {
-	const struct eager_run *e = &vm->eager;
-
-	json_begin_object(j, "eager");
-	json_string(j, "requested", eager_strategy_name(vm->cfg->eager));
-	json_string(j, "strategy", eager_strategy_name(e->strategy));
-	if (eager_host_side(vm)) {
+	json_string(j, "requested", eager_strategy_name(cfg->eager));
+	json_string(j, "strategy", eager_strategy_name(eager_strategy(e)));
+	if (eager_host_side(e)) {
 		json_u64(j, "threads", e->nthreads);
 		json_bool(j, "on_vcpu_threads", e->on_vcpu_threads);
 		json_u64(j, "bytes", e->total_bytes);
@@ -291,8 +400,7 @@ void eager_write_json(const struct vm *vm, struct json *j)
 			json_u64(j, "gpa", t->gpa);
 			json_u64(j, "bytes", t->bytes);
 			json_double(j, "seconds", s);
-			json_double(j, "gib_per_s",
-				    s > 0 ? (double)t->bytes / BYTES_PER_GIB / s : 0);
+			json_double(j, "gib_per_s", gib_per_s(t->bytes, s));
 			if (e->strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t->vcpu);
 				json_u64(j, "prefault_bytes", t->pf.bytes);
@@ -303,49 +411,14 @@ void eager_write_json(const struct vm *vm, struct json *j)
 		}
 		json_end_array(j);
 	}
-	if (e->strategy == EAGER_TOUCH) {
-		const struct results *r = &vm->res;
-
-		json_u64(j, "threads", vm->nvcpus);
-		json_bool(j, "on_vcpu_threads", 1);
-		json_begin_array(j, "per_thread");
-		for (size_t i = 0; i < r->ntouch; i++) {
-			const struct mvm_rec_touch *t = &r->touch[i];
-			double s = cycles_to_s(vm, t->cycles);
-
-			if (t->vcpu == MVM_VCPU_ALL)
-				continue;
-			json_begin_object(j, NULL);
-			json_u64(j, "vcpu", t->vcpu);
-			json_u64(j, "gpa", t->start_gpa);
-			json_u64(j, "end_gpa", t->end_gpa);
-			json_u64(j, "pages", t->pages);
-			json_u64(j, "bytes", t->pages * MVM_PAGE_BYTES);
-			json_double(j, "seconds", s);
-			json_double(j, "gib_per_s",
-				    s > 0 ? (double)t->pages * MVM_PAGE_BYTES /
-						    BYTES_PER_GIB / s
-					  : 0);
-			json_end_object(j);
-		}
-		json_end_array(j);
-		for (size_t i = 0; i < r->ntouch; i++) {
-			if (r->touch[i].vcpu != MVM_VCPU_ALL)
-				continue;
-			json_u64(j, "pages", r->touch[i].pages);
-			json_u64(j, "bytes", r->touch[i].pages * MVM_PAGE_BYTES);
-			json_double(j, "seconds", cycles_to_s(vm, r->touch[i].cycles));
-		}
-	}
 	json_begin_array(j, "fallbacks");
-	if (vm->cfg->eager == EAGER_AUTO && !vm->plat.pre_fault)
+	if (e && e->requested == EAGER_AUTO && !e->pre_fault_here)
 		json_string(j, NULL, "auto: no KVM_PRE_FAULT_MEMORY, used populate");
-	for (unsigned i = 0; i < e->nthreads; i++)
+	for (unsigned i = 0; e && i < e->nthreads; i++)
 		if (e->th[i].fell_back) {
 			json_string(j, NULL,
 				    "no MADV_POPULATE_WRITE: wrote one byte per page");
 			break;
 		}
 	json_end_array(j);
-	json_end_object(j);
 }

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-typedef enum exit_action (*exit_fn)(struct vm *vm, struct vcpu *v);
+typedef enum vcpu_action (*exit_fn)(struct vm *vm, struct vcpu *v);
 
 static const char *const exit_names[] = {
 	[KVM_EXIT_UNKNOWN] = "KVM_EXIT_UNKNOWN",
@@ -45,50 +45,44 @@ const char *exit_reason_name(uint32_t reason)
 	return "unknown exit";
 }
 
-/* End the run as a guest crash, naming the exit and the vCPU's registers. */
-static enum exit_action crash_as(struct vm *vm, struct vcpu *v, const char *reason,
+/* End the run (a guest crash or halt), naming the exit and the vCPU's registers. */
+static enum vcpu_action crash_as(struct vm *vm, struct vcpu *v, enum run_end end,
 				 const char *what)
 {
 	char regs[384];
 
 	vcpu_describe(v, regs, sizeof(regs));
-	vm_finish(vm, END_GUEST_CRASH, 0, reason, "guest %s on vCPU %u: %s (%s); %s",
-		  strcmp(reason, "guest-halt") ? "crashed" : "stopped", v->index, what,
-		  exit_reason_name(v->run->exit_reason), regs);
-	return EXIT_STOP;
+	vm_finish(vm, end, 0, "guest %s on vCPU %u: %s (%s); %s",
+		  end == END_GUEST_HALT ? "stopped" : "crashed", v->index, what,
+		  exit_reason_name(v->kvm_run->exit_reason), regs);
+	return VCPU_STOP;
 }
 
-static enum exit_action crash(struct vm *vm, struct vcpu *v, const char *what)
+static enum vcpu_action crash(struct vm *vm, struct vcpu *v, const char *what)
 {
-	return crash_as(vm, v, "guest-crash", what);
+	return crash_as(vm, v, END_GUEST_CRASH, what);
 }
 
 /* Count an access nobody owns; with --strict-io it ends the run instead. */
-static int note_unclaimed(struct vm *vm, struct vcpu *v, struct unclaimed *u,
-			  uint64_t addr, int is_write)
+static int unclaimed(struct vm *vm, struct vcpu *v, struct io_bus *bus, uint64_t addr,
+		     int is_write)
 {
-	pthread_mutex_lock(&vm->lock);
-	if (u->count++ == 0) {
-		u->first_addr = addr;
-		u->first_write = is_write;
-	}
-	pthread_mutex_unlock(&vm->lock);
-	if (!vm->cfg->strict_io)
+	io_bus_unclaimed(bus, addr, is_write);
+	if (!vm->strict_io)
 		return 0;
-	vm_finish(vm, END_GUEST_CRASH, 0, "unclaimed-io",
+	vm_finish(vm, END_UNCLAIMED_IO, 0,
 		  "guest %s %s 0x%llx on vCPU %u, which no device claims (--strict-io)",
-		  is_write ? "wrote to" : "read from",
-		  u == &vm->mmio_unclaimed ? "MMIO" : "port", (unsigned long long)addr,
-		  v->index);
+		  is_write ? "wrote to" : "read from", bus == &vm->mmio ? "MMIO" : "port",
+		  (unsigned long long)addr, v->index);
 	return 1;
 }
 
-static enum exit_action on_io(struct vm *vm, struct vcpu *v)
+static enum vcpu_action on_io(struct vm *vm, struct vcpu *v)
 {
-	struct kvm_run *run = v->run;
+	struct kvm_run *run = v->kvm_run;
 	uint8_t *data = (uint8_t *)run + run->io.data_offset;
 	int is_write = run->io.direction == KVM_EXIT_IO_OUT;
-	const struct pio_dev *dev = pio_find(&vm->pio, run->io.port);
+	const struct io_dev *dev = io_bus_find(&vm->pio, run->io.port);
 
 	if (run->io.data_offset > v->run_size ||
 	    (uint64_t)run->io.size * run->io.count > v->run_size - run->io.data_offset)
@@ -96,72 +90,78 @@ static enum exit_action on_io(struct vm *vm, struct vcpu *v)
 	for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size) {
 		if (!dev) {
 			/* Unclaimed: reads see all-ones, as on a bus nobody answers. */
-			if (note_unclaimed(vm, v, &vm->pio_unclaimed, run->io.port,
-					   is_write))
-				return EXIT_STOP;
+			if (unclaimed(vm, v, &vm->pio, run->io.port, is_write))
+				return VCPU_STOP;
 			if (!is_write)
 				memset(data, 0xff, run->io.size);
 			continue;
 		}
-		if (dev->io(vm, v, run->io.port, is_write, data, run->io.size))
-			return EXIT_STOP;
+		if (dev->io(dev->cookie, v->index, run->io.port, is_write, data,
+			    run->io.size) == DEV_STOP)
+			return VCPU_STOP;
 	}
-	return EXIT_CONTINUE;
+	return VCPU_CONTINUE;
 }
 
-/* Guest RAM is one memslot from 0, so every MMIO exit is an access nobody owns. */
-static enum exit_action on_mmio(struct vm *vm, struct vcpu *v)
+/* Guest RAM is one memslot from 0 and no device claims MMIO: every MMIO exit is unclaimed. */
+static enum vcpu_action on_mmio(struct vm *vm, struct vcpu *v)
 {
-	struct kvm_run *run = v->run;
+	struct kvm_run *run = v->kvm_run;
+	const struct io_dev *dev = io_bus_find(&vm->mmio, run->mmio.phys_addr);
 
-	if (note_unclaimed(vm, v, &vm->mmio_unclaimed, run->mmio.phys_addr,
-			   run->mmio.is_write))
-		return EXIT_STOP;
+	if (dev)
+		return dev->io(dev->cookie, v->index, run->mmio.phys_addr,
+			       run->mmio.is_write, run->mmio.data,
+			       run->mmio.len) == DEV_STOP
+			       ? VCPU_STOP
+			       : VCPU_CONTINUE;
+	if (unclaimed(vm, v, &vm->mmio, run->mmio.phys_addr, run->mmio.is_write))
+		return VCPU_STOP;
 	if (!run->mmio.is_write)
 		memset(run->mmio.data, 0xff, sizeof(run->mmio.data));
-	return EXIT_CONTINUE;
+	return VCPU_CONTINUE;
 }
 
 /* Nothing raises interrupts in a minivmm VM: a halted vCPU can never resume. */
-static enum exit_action on_hlt(struct vm *vm, struct vcpu *v)
+static enum vcpu_action on_hlt(struct vm *vm, struct vcpu *v)
 {
 	return crash_as(
-		vm, v, "guest-halt",
-		"it executed HLT and can never be woken (minivmm raises no interrupts; "
-		"use the exit hypercall)");
+		vm, v, END_GUEST_HALT,
+		"it executed HLT and can never be woken (minivmm raises no interrupts; use the exit hypercall)");
 }
 
-static enum exit_action on_shutdown(struct vm *vm, struct vcpu *v)
+static enum vcpu_action on_shutdown(struct vm *vm, struct vcpu *v)
 {
 	return crash(vm, v, "triple fault (the CPU shut down)");
 }
 
-static enum exit_action on_internal_error(struct vm *vm, struct vcpu *v)
+static enum vcpu_action on_internal_error(struct vm *vm, struct vcpu *v)
 {
 	char what[128];
 
 	snprintf(what, sizeof(what), "KVM internal error, suberror %u%s",
-		 v->run->internal.suberror,
-		 v->run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
+		 v->kvm_run->internal.suberror,
+		 v->kvm_run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
 			 ? " (instruction emulation failed)"
 			 : "");
 	return crash(vm, v, what);
 }
 
-static enum exit_action on_fail_entry(struct vm *vm, struct vcpu *v)
+static enum vcpu_action on_fail_entry(struct vm *vm, struct vcpu *v)
 {
 	char what[128];
 
-	snprintf(what, sizeof(what), "VM entry failed, hardware reason 0x%llx",
-		 (unsigned long long)v->run->fail_entry.hardware_entry_failure_reason);
+	snprintf(
+		what, sizeof(what), "VM entry failed, hardware reason 0x%llx",
+		(unsigned long long)v->kvm_run->fail_entry.hardware_entry_failure_reason);
 	return crash(vm, v, what);
 }
 
-static enum exit_action on_intr(struct vm *vm, struct vcpu *v)
+static enum vcpu_action on_intr(struct vm *vm, struct vcpu *v)
 {
 	(void)vm;
 	(void)v;
-	return EXIT_CONTINUE; /* a signal interrupted KVM_RUN; the loop checks for stop */
+	return VCPU_CONTINUE; /* a signal interrupted KVM_RUN; the loop checks for stop */
 }
 
 static const exit_fn exit_handlers[] = {
@@ -174,9 +174,9 @@ static const exit_fn exit_handlers[] = {
 	[KVM_EXIT_INTR] = on_intr,
 };
 
-enum exit_action exit_dispatch(struct vm *vm, struct vcpu *v)
+enum vcpu_action exit_dispatch(struct vm *vm, struct vcpu *v)
 {
-	uint32_t reason = v->run->exit_reason;
+	uint32_t reason = v->kvm_run->exit_reason;
 
 	if (reason < sizeof(exit_handlers) / sizeof(exit_handlers[0]) &&
 	    exit_handlers[reason])

@@ -15,15 +15,17 @@ int kvm_open(struct vm *vm, char *err, size_t errlen)
 
 	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (vm->kvm_fd < 0) {
-		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(errno),
-			 errno == ENOENT ? " (is the kvm module loaded?)" : "");
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
+			 e == ENOENT ? " (is the kvm module loaded?)" : "");
+		return -e;
 	}
 	v = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
 	if (v != KVM_API_VERSION) {
 		snprintf(err, errlen, "KVM_GET_API_VERSION is %d, expected %d", v,
 			 KVM_API_VERSION);
-		return -1;
+		return -EPROTO;
 	}
 	return 0;
 }
@@ -32,8 +34,10 @@ int kvm_create_vm(struct vm *vm, char *err, size_t errlen)
 {
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 	if (vm->vm_fd < 0) {
-		snprintf(err, errlen, "KVM_CREATE_VM: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "KVM_CREATE_VM: %s", strerror(e));
+		return -e;
 	}
 	return 0;
 }
@@ -89,10 +93,8 @@ void platform_detect(struct vm *vm)
 	p->tsc_khz = khz > 0 ? (uint32_t)khz : 0;
 }
 
-void platform_print(const struct vm *vm, FILE *f)
+void platform_print(const struct platform *p, FILE *f)
 {
-	const struct platform *p = &vm->plat;
-
 	fprintf(f, "platform: %s, %s paging, %s, TSC %u kHz\n", p->kvm,
 		p->tdp ? "tdp" : "shadow",
 		p->pre_fault ? "KVM_PRE_FAULT_MEMORY" : "no KVM_PRE_FAULT_MEMORY",

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 /*
- * Read the whole image. Returns 0, or EXIT_USAGE with err set (missing,
+ * Read the whole image. Returns 0, or -errno with err set (missing,
  * unreadable, empty, too large, not a regular file). *buf is the caller's to free.
  */
 int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen)
@@ -17,11 +17,12 @@ int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_
 	struct stat st;
 	uint8_t *b = NULL;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e = -EINVAL;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "guest image %s: %s", path, strerror(errno));
-		return EXIT_USAGE;
+		e = -errno;
+		snprintf(err, errlen, "guest image %s: %s", path, strerror(-e));
+		return e;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "guest image %s: not a regular file", path);
@@ -35,17 +36,20 @@ int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_
 		snprintf(err, errlen,
 			 "guest image %s: %lld bytes, larger than the %llu MiB limit",
 			 path, (long long)st.st_size, MVM_IMAGE_MAX_BYTES >> 20);
+		e = -EFBIG;
 		goto fail_close;
 	}
 	b = malloc((size_t)st.st_size);
 	if (!b) {
 		snprintf(err, errlen, "guest image %s: out of memory", path);
+		e = -ENOMEM;
 		goto fail_close;
 	}
 	n = pread(fd, b, (size_t)st.st_size, 0);
 	if (n != st.st_size) {
+		e = n < 0 ? -errno : -EIO;
 		snprintf(err, errlen, "guest image %s: short read (%s)", path,
-			 n < 0 ? strerror(errno) : "file changed size");
+			 n < 0 ? strerror(-e) : "file changed size");
 		free(b);
 		goto fail_close;
 	}
@@ -55,14 +59,14 @@ int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_
 	return 0;
 fail_close:
 	close(fd);
-	return EXIT_USAGE;
+	return e;
 }
 
 /*
  * Check that buf is a minivmm guest this VMM can run in mem_bytes of RAM
- * with vcpus vCPUs. Returns 0 and fills hdr, or an exit status with err set:
- * EXIT_GUEST_CRASH when it is not a minivmm guest for this ABI (it could only
- * crash), EXIT_USAGE when the options do not fit it.
+ * with vcpus vCPUs. Returns 0 and fills hdr, or with err set: -ENOEXEC when
+ * it is not a minivmm guest for this ABI (it could only crash), -EINVAL when
+ * the options do not fit it.
  */
 int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
 		 struct mvm_image_header *hdr, char *err, size_t errlen)
@@ -74,41 +78,40 @@ int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned 
 			err, errlen,
 			"not a minivmm guest: no \"%s\" header at the start of the image",
 			MVM_IMAGE_MAGIC);
-		return EXIT_GUEST_CRASH;
+		return -ENOEXEC;
 	}
 	memcpy(hdr, buf, sizeof(*hdr));
 	if (hdr->abi_version != MVM_ABI_VERSION) {
 		snprintf(err, errlen,
 			 "guest built for ABI version %u; this minivmm speaks %d",
 			 hdr->abi_version, MVM_ABI_VERSION);
-		return EXIT_GUEST_CRASH;
+		return -ENOEXEC;
 	}
 	if (hdr->load_gpa != MVM_LOAD_GPA) {
 		snprintf(err, errlen,
 			 "guest built for load address 0x%llx; minivmm loads at 0x%llx",
 			 (unsigned long long)hdr->load_gpa, MVM_LOAD_GPA);
-		return EXIT_GUEST_CRASH;
+		return -ENOEXEC;
 	}
 	file_end = MVM_LOAD_GPA + len;
 	if (hdr->end_gpa < file_end ||
 	    hdr->end_gpa > MVM_LOAD_GPA + 2 * MVM_IMAGE_MAX_BYTES ||
 	    hdr->entry_gpa < MVM_LOAD_GPA + sizeof(*hdr) || hdr->entry_gpa >= file_end) {
-		snprintf(err, errlen,
-			 "guest header is inconsistent (entry 0x%llx, end 0x%llx, file "
-			 "ends at "
-			 "0x%llx)",
-			 (unsigned long long)hdr->entry_gpa,
-			 (unsigned long long)hdr->end_gpa, (unsigned long long)file_end);
-		return EXIT_GUEST_CRASH;
+		snprintf(
+			err, errlen,
+			"guest header is inconsistent (entry 0x%llx, end 0x%llx, file ends at 0x%llx)",
+			(unsigned long long)hdr->entry_gpa,
+			(unsigned long long)hdr->end_gpa, (unsigned long long)file_end);
+		return -ENOEXEC;
 	}
 	if (hdr->max_vcpus == 0) {
 		snprintf(err, errlen, "guest header says it supports 0 vCPUs");
-		return EXIT_GUEST_CRASH;
+		return -ENOEXEC;
 	}
 	if (vcpus > hdr->max_vcpus) {
 		snprintf(err, errlen, "--vcpus %u: this guest supports at most %u", vcpus,
 			 hdr->max_vcpus);
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	/* The image, its bss, and a little working memory must fit. */
 	if (hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 > mem_bytes) {
@@ -118,7 +121,7 @@ int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned 
 			 (unsigned long long)((hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 +
 					       MVM_RAM_ALIGN_BYTES - 1) >>
 					      20));
-		return EXIT_USAGE;
+		return -EINVAL;
 	}
 	return 0;
 }

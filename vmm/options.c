@@ -1,9 +1,11 @@
-/* Command line: options, defaults and the size parser. */
+/* Command line: one table of options, from which getopt's list and --help are made. */
 #include "vmm.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +16,11 @@ int parse_size(const char *s, uint64_t *out)
 	unsigned shift = 0;
 
 	if (!s || !isdigit((unsigned char)*s))
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno)
-		return -1;
+		return -EINVAL;
 	switch (toupper((unsigned char)*end)) {
 	case 'K':
 		shift = 10;
@@ -35,7 +37,7 @@ int parse_size(const char *s, uint64_t *out)
 	case '\0':
 		break;
 	default:
-		return -1;
+		return -EINVAL;
 	}
 	if (shift) {
 		end++;
@@ -43,120 +45,357 @@ int parse_size(const char *s, uint64_t *out)
 			end += strlen(end);
 	}
 	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
+		return -EINVAL;
 	*out = (uint64_t)v << shift;
 	return 0;
 }
 
-static const char *const usage_lines[] = {
-	"usage: minivmm [OPTIONS] GUEST.bin [-- GUEST-ARGS...]",
-	"",
-	"Boot a minivmm guest image on /dev/kvm and report what it measured.",
-	"",
-	"  -m, --mem SIZE        guest RAM; bytes or K/M/G/T suffix, a multiple of 2M",
-	"                        (default 1G)",
-	"  -c, --vcpus N         number of vCPUs (default 1)",
-	"  -o, --results FILE    write machine-readable results (JSON) (default: none)",
-	"      --timeout SEC     end the run if the guest still runs after SEC seconds",
-	"                        (default: no timeout)",
-	"      --eager[=HOW]     back guest RAM up front, one slice per vCPU thread,",
-	"                        before the guest runs (default: lazy). HOW:",
-	"                        auto      prefault where KVM has it, else populate",
-	"                                  (the default HOW)",
-	"                        populate  MADV_POPULATE_WRITE: host pages only",
-	"                        prefault  populate, then KVM_PRE_FAULT_MEMORY: also",
-	"                                  EPT/NPT entries (Linux >= 6.11, TDP only)",
-	"                        touch     each vCPU writes one byte per page of its",
-	"                                  slice in the guest (builds shadow entries)",
-	"      --eager-threads N host threads for populate/prefault (default: one",
-	"                        per vCPU, on the vCPU threads)",
-	"      --backing KIND    guest RAM backing (default anon):",
-	"                        anon       anonymous, 4 KiB pages",
-	"                        thp        anonymous with MADV_HUGEPAGE",
-	"                        hugetlb2m  hugetlbfs pool, 2 MiB pages",
-	"                        hugetlb1g  hugetlbfs pool, 1 GiB pages (--mem in 1G)",
-	"                        memfd      shared memory from memfd_create",
-	"      --trace FILE      write the run as Chrome trace events (Perfetto,",
-	"                        chrome://tracing): setup, vCPU and eager threads",
-	"      --compare         run the guest twice, lazy then with --eager (its HOW,",
-	"                        or auto), fresh VMs; print both timelines and a",
-	"                        verdict (eager cost, first-touch time saved, "
-	"break-even)",
-	"      --strict-io       end the run (exit 4) at the first port or MMIO access",
-	"                        no device claims (default: count them, reads see ~0)",
-	"      --no-sandbox      do not install the seccomp filters (default: every",
-	"                        thread gets a kill-by-default allowlist before it",
-	"                        enters the guest)",
-	"  -q, --quiet           only the result tables (no guest console, no info)",
-	"  -h, --help            this text",
-	"  -V, --version         print the version and guest ABI version",
-	"",
-	"Arguments after -- go to the guest (boot info /chosen); the first names",
-	"the workload. guest/guest.bin: sweep (the default), flat, hello, ...;",
-	"'-- help' lists them.",
-	"",
-	"Exit status:",
-	"  0    the guest exited with status 0",
-	"  1    the guest exited with a non-zero status",
-	"  2    usage error (bad option, unreadable or unsuitable guest image)",
-	"  3    host or KVM error (no /dev/kvm, out of memory, ioctl failure)",
-	"  4    the guest crashed (triple fault, unhandled exception, emulation",
-	"       failure, halt, ABI violation, not a minivmm guest)",
-	"  5    timeout (--timeout)",
-	"  130  interrupted (SIGINT or SIGTERM)",
-};
-
-static void usage(FILE *f)
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...)
 {
-	for (size_t i = 0; i < sizeof(usage_lines) / sizeof(usage_lines[0]); i++)
-		fprintf(f, "%s\n", usage_lines[i]);
-}
+	va_list ap;
 
-static int bad(const char *fmt, const char *arg)
-{
 	fprintf(stderr, "minivmm: ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nTry 'minivmm --help'.\n");
-	return -1;
+	return -EINVAL;
 }
 
-enum {
-	OPT_TIMEOUT = 256,
-	OPT_EAGER,
-	OPT_EAGER_THREADS,
-	OPT_BACKING,
-	OPT_TRACE,
-	OPT_COMPARE,
-	OPT_NO_SANDBOX,
-	OPT_STRICT_IO,
+/* "a, b, c": the names of a table's rows, for messages. */
+static const char *names(char *buf, size_t len, const char *(*name)(unsigned),
+			 unsigned from, unsigned n)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = from; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i > from ? ", " : "",
+				       name(i));
+	return buf;
+}
+
+static const char *backing_name(unsigned i)
+{
+	return mm_backends[i].name;
+}
+
+static const char *strategy_name(unsigned i)
+{
+	return eager_strategies[i].name;
+}
+
+static int unsigned_arg(const char *arg, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 10);
+	return errno || *end || !isdigit((unsigned char)*arg) || *out > max ? -EINVAL : 0;
+}
+
+static int set_mem(struct config *cfg, const char *arg)
+{
+	if (parse_size(arg, &cfg->mem_bytes))
+		return bad("--mem: '%s' is not a size (bytes, or with K/M/G/T)", arg);
+	if (cfg->mem_bytes < MVM_MIN_MEM_BYTES)
+		return bad("--mem %s: below the minimum of 8M", arg);
+	if (cfg->mem_bytes > MVM_MAX_MEM_BYTES)
+		return bad("--mem %s: above the maximum of 1T", arg);
+	if (cfg->mem_bytes % MVM_RAM_ALIGN_BYTES)
+		return bad("--mem %s: not a multiple of 2M", arg);
+	return 0;
+}
+
+static int set_vcpus(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, ULONG_MAX, &n))
+		return bad("--vcpus: '%s' is not a number", arg);
+	if (n == 0)
+		return bad("--vcpus %s: need at least one vCPU", arg);
+	if (n > 4096)
+		return bad("--vcpus %s: more than 4096", arg);
+	cfg->vcpus = (unsigned)n;
+	return 0;
+}
+
+static int set_results(struct config *cfg, const char *arg)
+{
+	cfg->results_path = arg;
+	return 0;
+}
+
+static int set_timeout(struct config *cfg, const char *arg)
+{
+	char *end;
+
+	errno = 0;
+	cfg->timeout_s = strtod(arg, &end);
+	if (errno || *end || end == arg || !(cfg->timeout_s > 0) || cfg->timeout_s > 1e7)
+		return bad("--timeout: '%s' is not a positive number of seconds", arg);
+	return 0;
+}
+
+static int set_eager(struct config *cfg, const char *arg)
+{
+	char list[128];
+
+	cfg->eager = EAGER_AUTO;
+	if (!arg)
+		return 0;
+	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++)
+		if (!strcmp(arg, eager_strategies[i].name)) {
+			cfg->eager = eager_strategies[i].id;
+			return 0;
+		}
+	return bad("--eager=%s: strategies are %s", arg,
+		   names(list, sizeof(list), strategy_name, EAGER_AUTO,
+			 EAGER_STRATEGY_COUNT));
+}
+
+static int set_eager_threads(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 1024, &n) || n == 0)
+		return bad("--eager-threads: '%s' is not a number from 1 to 1024", arg);
+	cfg->eager_threads = (unsigned)n;
+	return 0;
+}
+
+static int set_backing(struct config *cfg, const char *arg)
+{
+	char list[128];
+
+	cfg->backing = mm_backend_find(arg);
+	if (!cfg->backing)
+		return bad("--backing %s: kinds are %s", arg,
+			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT));
+	return 0;
+}
+
+static int set_trace(struct config *cfg, const char *arg)
+{
+	cfg->trace_path = arg;
+	return 0;
+}
+
+static int set_compare(struct config *cfg, const char *arg)
+{
+	cfg->compare = 1;
+	return 0;
+}
+
+static int set_strict_io(struct config *cfg, const char *arg)
+{
+	cfg->strict_io = 1;
+	return 0;
+}
+
+static int set_no_sandbox(struct config *cfg, const char *arg)
+{
+	cfg->no_sandbox = 1;
+	return 0;
+}
+
+static int set_quiet(struct config *cfg, const char *arg)
+{
+	cfg->quiet = 1;
+	return 0;
+}
+
+/* --help lists the kinds an option takes, from their tables. */
+static void list_strategies(FILE *f)
+{
+	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++) {
+		const struct eager_strategy_row *s = &eager_strategies[i];
+
+		fprintf(f, "%24s%-9s %s\n", "", s->name, s->help[0]);
+		if (s->help[1])
+			fprintf(f, "%34s%s\n", "", s->help[1]);
+	}
+}
+
+static void list_backings(FILE *f)
+{
+	for (unsigned i = 0; i < MM_BACKING_COUNT; i++)
+		fprintf(f, "%24s%-10s %s\n", "", mm_backends[i].name,
+			mm_backends[i].help);
+}
+
+#define OPT_HELP    'h'
+#define OPT_VERSION 'V'
+
+/* Every option once: getopt's tables and --help are made from these rows. */
+static const struct opt {
+	const char *name;
+	int short_name; /* 0: long only */
+	int has_arg;	/* no_argument, required_argument, optional_argument */
+	const char *arg;
+	const char *help[4];
+	int (*set)(struct config *cfg,
+		   const char *arg); /* 0, or -EINVAL after a message */
+	void (*list)(FILE *f);	     /* the kinds it takes */
+} opts[] = {
+	{ "mem",
+	  'm',
+	  required_argument,
+	  "SIZE",
+	  { "guest RAM; bytes or K/M/G/T suffix, a multiple of 2M", "(default 1G)" },
+	  set_mem,
+	  NULL },
+	{ "vcpus",
+	  'c',
+	  required_argument,
+	  "N",
+	  { "number of vCPUs (default 1)" },
+	  set_vcpus,
+	  NULL },
+	{ "results",
+	  'o',
+	  required_argument,
+	  "FILE",
+	  { "write machine-readable results (JSON) (default: none)" },
+	  set_results,
+	  NULL },
+	{ "timeout",
+	  0,
+	  required_argument,
+	  "SEC",
+	  { "end the run if the guest still runs after SEC seconds",
+	    "(default: no timeout)" },
+	  set_timeout,
+	  NULL },
+	{ "eager",
+	  0,
+	  optional_argument,
+	  "[=HOW]",
+	  { "back guest RAM up front, one slice per vCPU thread,",
+	    "before the guest runs (default: lazy). HOW:" },
+	  set_eager,
+	  list_strategies },
+	{ "eager-threads",
+	  0,
+	  required_argument,
+	  "N",
+	  { "host threads for populate/prefault (default: one",
+	    "per vCPU, on the vCPU threads)" },
+	  set_eager_threads,
+	  NULL },
+	{ "backing",
+	  0,
+	  required_argument,
+	  "KIND",
+	  { "guest RAM backing (default anon):" },
+	  set_backing,
+	  list_backings },
+	{ "trace",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "write the run as Chrome trace events (Perfetto,",
+	    "chrome://tracing): setup, vCPU and eager threads" },
+	  set_trace,
+	  NULL },
+	{ "compare",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "run the guest twice, lazy then with --eager (its HOW,",
+	    "or auto), fresh VMs; print both timelines and a",
+	    "verdict (eager cost, first-touch time saved, break-even)" },
+	  set_compare,
+	  NULL },
+	{ "strict-io",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "end the run (exit 4) at the first port or MMIO access",
+	    "no device claims (default: count them, reads see ~0)" },
+	  set_strict_io,
+	  NULL },
+	{ "no-sandbox",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "do not install the seccomp filters (default: every",
+	    "thread gets a kill-by-default allowlist before it", "enters the guest)" },
+	  set_no_sandbox,
+	  NULL },
+	{ "quiet",
+	  'q',
+	  no_argument,
+	  NULL,
+	  { "only the result tables (no guest console, no info)" },
+	  set_quiet,
+	  NULL },
+	{ "help", OPT_HELP, no_argument, NULL, { "this text" }, NULL, NULL },
+	{ "version",
+	  OPT_VERSION,
+	  no_argument,
+	  NULL,
+	  { "print the version and guest ABI version" },
+	  NULL,
+	  NULL },
 };
+
+#define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
+
+void options_usage(FILE *f)
+{
+	fprintf(f, "usage: minivmm [OPTIONS] GUEST.bin [-- GUEST-ARGS...]\n\n");
+	fprintf(f,
+		"Boot a minivmm guest image on /dev/kvm and report what it measured.\n\n");
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		const struct opt *o = &opts[i];
+		char lead[40];
+
+		snprintf(lead, sizeof(lead), "%c%c%c --%s%s%s", o->short_name ? '-' : ' ',
+			 o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ',
+			 o->name, o->arg && o->arg[0] != '[' ? " " : "",
+			 o->arg ? o->arg : "");
+		fprintf(f, "  %-21s %s\n", lead, o->help[0]);
+		for (size_t k = 1; k < ARRAY_SIZE(o->help) && o->help[k]; k++)
+			fprintf(f, "%24s%s\n", "", o->help[k]);
+		if (o->list)
+			o->list(f);
+	}
+	fprintf(f,
+		"\nArguments after -- go to the guest (boot info /chosen); the first names\n");
+	fprintf(f,
+		"the workload. guest/guest.bin: sweep (the default), flat, hello, ...;\n");
+	fprintf(f, "'-- help' lists them.\n\nExit status:\n");
+	for (unsigned i = 0; i < exit_status_count; i++)
+		fprintf(f, "  %-4d %s\n", exit_statuses[i].status,
+			exit_statuses[i].meaning);
+}
 
 int options_parse(int argc, char **argv, struct config *cfg)
 {
-	static const struct option longopts[] = {
-		{ "mem", required_argument, NULL, 'm' },
-		{ "vcpus", required_argument, NULL, 'c' },
-		{ "results", required_argument, NULL, 'o' },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "eager", optional_argument, NULL, OPT_EAGER },
-		{ "eager-threads", required_argument, NULL, OPT_EAGER_THREADS },
-		{ "backing", required_argument, NULL, OPT_BACKING },
-		{ "trace", required_argument, NULL, OPT_TRACE },
-		{ "compare", no_argument, NULL, OPT_COMPARE },
-		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
-		{ "strict-io", no_argument, NULL, OPT_STRICT_IO },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned long n;
-	char *end;
+	struct option longopts[ARRAY_SIZE(opts) + 1];
+	char shorts[2 * ARRAY_SIZE(opts) + 4] = "+:";
+	size_t ns = strlen(shorts);
 	int c;
 
 	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 				.vcpus = 1,
 				.backing = &mm_backends[MM_ANON] };
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		longopts[i] =
+			(struct option){ opts[i].name, opts[i].has_arg, NULL,
+					 opts[i].short_name ? opts[i].short_name
+							    : OPT_LONG_ONLY + (int)i };
+		if (opts[i].short_name) {
+			shorts[ns++] = (char)opts[i].short_name;
+			if (opts[i].has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	longopts[ARRAY_SIZE(opts)] = (struct option){ 0 };
+	shorts[ns] = '\0';
 	opterr = 0;
 	/*
 	 * 0, not 1: glibc then forgets its position inside the last argument.
@@ -166,111 +405,44 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	 */
 	optind = 0;
 	/* '+': stop at the first non-option, so guest arguments are never parsed here. */
-	while ((c = getopt_long(argc, argv, "+:m:c:o:qhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (parse_size(optarg, &cfg->mem_bytes))
-				return bad("--mem: '%s' is not a size (bytes, or with "
-					   "K/M/G/T)",
-					   optarg);
-			if (cfg->mem_bytes < MVM_MIN_MEM_BYTES)
-				return bad("--mem %s: below the minimum of 8M", optarg);
-			if (cfg->mem_bytes > MVM_MAX_MEM_BYTES)
-				return bad("--mem %s: above the maximum of 1T", optarg);
-			if (cfg->mem_bytes % MVM_RAM_ALIGN_BYTES)
-				return bad("--mem %s: not a multiple of 2M", optarg);
-			break;
-		case 'c':
-			errno = 0;
-			n = strtoul(optarg, &end, 10);
-			if (errno || *end || !isdigit((unsigned char)*optarg))
-				return bad("--vcpus: '%s' is not a number", optarg);
-			if (n == 0)
-				return bad("--vcpus %s: need at least one vCPU", optarg);
-			if (n > 4096)
-				return bad("--vcpus %s: more than 4096", optarg);
-			cfg->vcpus = (unsigned)n;
-			break;
-		case 'o':
-			cfg->results_path = optarg;
-			break;
-		case OPT_TIMEOUT:
-			errno = 0;
-			cfg->timeout_s = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(cfg->timeout_s > 0) ||
-			    cfg->timeout_s > 1e7)
-				return bad("--timeout: '%s' is not a positive number of "
-					   "seconds",
-					   optarg);
-			break;
-		case 'q':
-			cfg->quiet = 1;
-			break;
-		case OPT_EAGER:
-			cfg->eager = EAGER_AUTO;
-			if (optarg && eager_strategy_parse(optarg, &cfg->eager))
-				return bad("--eager=%s: strategies are auto, populate, "
-					   "prefault, touch",
-					   optarg);
-			break;
-		case OPT_EAGER_THREADS:
-			errno = 0;
-			n = strtoul(optarg, &end, 10);
-			if (errno || *end || !isdigit((unsigned char)*optarg) || n == 0 ||
-			    n > 1024)
-				return bad("--eager-threads: '%s' is not a number from 1 "
-					   "to 1024",
-					   optarg);
-			cfg->eager_threads = (unsigned)n;
-			break;
-		case OPT_TRACE:
-			cfg->trace_path = optarg;
-			break;
-		case OPT_COMPARE:
-			cfg->compare = 1;
-			break;
-		case OPT_NO_SANDBOX:
-			cfg->no_sandbox = 1;
-			break;
-		case OPT_STRICT_IO:
-			cfg->strict_io = 1;
-			break;
-		case OPT_BACKING:
-			cfg->backing = mm_backend_find(optarg);
-			if (!cfg->backing)
-				return bad("--backing %s: kinds are anon, thp, "
-					   "hugetlb2m, hugetlb1g, "
-					   "memfd",
-					   optarg);
-			break;
-		case 'h':
-			usage(stdout);
+	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+		const struct opt *o = NULL;
+
+		if (c == OPT_HELP) {
+			options_usage(stdout);
 			return 1;
-		case 'V':
+		}
+		if (c == OPT_VERSION) {
 			printf("minivmm %s (guest ABI %d)\n", MINIVMM_VERSION,
 			       MVM_ABI_VERSION);
 			return 1;
-		case ':':
-			return bad("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return bad("unknown option '%s'", argv[optind - 1]);
 		}
+		if (c == ':')
+			return bad("option '%s' needs an argument", argv[optind - 1]);
+		if (c >= OPT_LONG_ONLY && c < OPT_LONG_ONLY + (int)ARRAY_SIZE(opts))
+			o = &opts[c - OPT_LONG_ONLY];
+		for (size_t i = 0; !o && i < ARRAY_SIZE(opts); i++)
+			if (opts[i].short_name == c)
+				o = &opts[i];
+		if (!o)
+			return bad("unknown option '%s'", argv[optind - 1]);
+		if (o->set(cfg, optarg))
+			return -EINVAL;
 	}
 	if (cfg->compare && cfg->eager == EAGER_NONE)
 		cfg->eager = EAGER_AUTO; /* the eager half of --compare */
 	if (cfg->eager_threads &&
 	    !(cfg->eager == EAGER_AUTO || cfg->eager == EAGER_POPULATE ||
 	      cfg->eager == EAGER_PREFAULT))
-		return bad("%s",
-			   "--eager-threads needs --eager (auto, populate or prefault)");
+		return bad("--eager-threads needs --eager (auto, populate or prefault)");
 	if (cfg->mem_bytes % cfg->backing->page_bytes)
-		return bad("--backing %s: --mem must be a multiple of that backing's "
-			   "page size",
-			   cfg->backing->name);
+		return bad(
+			"--backing %s: --mem must be a multiple of that backing's page size",
+			cfg->backing->name);
 	if (optind >= argc)
-		return bad("%s", "no guest image given");
+		return bad("no guest image given");
 	if (!strcmp(argv[optind], "--"))
-		return bad("%s", "no guest image given before '--'");
+		return bad("no guest image given before '--'");
 	cfg->guest_path = argv[optind++];
 	if (optind < argc) {
 		if (strcmp(argv[optind], "--"))

@@ -1,212 +1,367 @@
-/* Running the VM: vCPU threads, the end of a run, timeouts and signals. */
+/* One measured run: wires the VM, its devices and the subsystems, from setup to teardown. */
 #include "vmm.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define SIG_KICK SIGUSR1 /* to a vCPU thread: leave KVM_RUN */
-#define SIG_WAKE SIGUSR2 /* to the main thread: something ended */
+/* --- the devices' host: what the hypercall port asks of the VMM ------------ */
 
-double now_s(void)
+static void hc_exit(void *cookie, unsigned vcpu, int32_t status)
 {
-	struct timespec t;
+	struct run *r = cookie;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / NSEC_PER_SEC;
+	vm_finish(&r->vm, END_GUEST_EXIT, status, "guest exited with status %d (vCPU %u)",
+		  status, vcpu);
 }
 
-static void kick_all(struct vm *vm)
+static void hc_abort(void *cookie, unsigned vcpu, const char *what)
 {
-	for (unsigned i = 0; i < vm->nvcpus; i++) {
-		struct vcpu *v = &vm->vcpus[i];
+	struct run *r = cookie;
 
-		if (!v->started)
-			continue;
-		/* immediate_exit covers a kick that lands just before KVM_RUN. */
-		__atomic_store_n(&v->run->immediate_exit, 1, __ATOMIC_SEQ_CST);
-		pthread_kill(v->thread, SIG_KICK);
+	vm_finish(&r->vm, END_GUEST_ABORT, 0, "guest aborted on vCPU %u: %s", vcpu, what);
+}
+
+static void hc_violation(void *cookie, unsigned vcpu, const char *what)
+{
+	struct run *r = cookie;
+
+	vm_finish(&r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s", vcpu,
+		  what);
+}
+
+/* A batch of records (one per iteration): kept, and its table printed as it arrives. */
+static int hc_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
+{
+	struct run *r = cookie;
+	FILE *print = r->cfg->quiet ? NULL : stdout;
+	int e;
+
+	if (kind == MVM_REC_SWEEP) {
+		e = results_add_sweep(r->res, recs, n, print);
+	} else {
+		e = results_add_touch(r->res, recs, n);
+		if (!e && print)
+			report_touch(r->res, print);
+	}
+	if (e)
+		vm_finish(&r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
+			  strerror(-e));
+	return e;
+}
+
+static void hc_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
+{
+	struct run *r = cookie;
+
+	timeline_guest_mark(r->tl, mark, tsc);
+}
+
+/* --- the VM's hooks, on each vCPU thread ----------------------------------- */
+
+static void sandbox_fds(const struct run *r, struct sandbox_fds *f, int vcpu_fd,
+			int *stats_fds, int max)
+{
+	*f = (struct sandbox_fds){ .vcpu_fd = vcpu_fd,
+				   .stats_fds = stats_fds,
+				   .nstats = kvmstats_fds(r->stats, stats_fds, max),
+				   .out_fds = r->out->fds,
+				   .nout = r->out->n };
+}
+
+#define SANDBOX_MAX_STATS_FDS 4097 /* the VM's and one per vCPU (--vcpus <= 4096) */
+
+static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
+			  const char *who)
+{
+	static int stats_fds[SANDBOX_MAX_STATS_FDS];
+	struct sandbox_fds f;
+	int e;
+
+	sandbox_fds(r, &f, vcpu_fd, stats_fds, SANDBOX_MAX_STATS_FDS);
+	e = sandbox_enter(role, &f);
+	if (e)
+		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s", who,
+			  strerror(-e));
+}
+
+static void vcpu_enter(void *cookie, struct vcpu *v)
+{
+	struct run *r = cookie;
+	char who[32];
+
+	eager_vcpu_gate(r->eager, &r->vm, v);
+	if (v->index == 0 && !vm_stopping(&r->vm))
+		timeline_guest_entry(r->tl, v->fd);
+	if (r->sandbox && !vm_stopping(&r->vm)) {
+		snprintf(who, sizeof(who), "vCPU %u", v->index);
+		enter_sandbox(r, SANDBOX_VCPU, v->fd, who);
 	}
 }
 
-void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
-	       const char *fmt, ...)
+static void vcpu_leave(void *cookie, struct vcpu *v)
+{
+	struct run *r = cookie;
+
+	console_flush(r->console, v->index);
+}
+
+/* --- setup ----------------------------------------------------------------- */
+
+/* Setup failed: record why (the results file still says so) and stop. */
+static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
 {
 	va_list ap;
-	int first;
 
-	pthread_mutex_lock(&vm->lock);
-	first = vm->end == END_RUNNING;
-	if (first) {
-		vm->end = end;
-		vm->status = status;
-		vm->reason = reason;
-		va_start(ap, fmt);
-		vsnprintf(vm->message, sizeof(vm->message), fmt, ap);
-		va_end(ap);
+	r->vm.end = end;
+	va_start(ap, fmt);
+	vsnprintf(r->vm.message, sizeof(r->vm.message), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int run_init(struct run *r, const struct config *cfg, double t_exec,
+	     const struct outputs *out, int sandbox_main)
+{
+	*r = (struct run){ .cfg = cfg,
+			   .t_exec = t_exec,
+			   .sandbox = !cfg->no_sandbox,
+			   .sandbox_main = sandbox_main,
+			   .out = out };
+	vm_init(&r->vm);
+	r->vm.strict_io = cfg->strict_io;
+	r->vm.hooks = (struct vm_hooks){ r, vcpu_enter, vcpu_leave };
+	r->console = console_create(cfg->vcpus, stdout, cfg->quiet);
+	r->tl = timeline_create(NULL, 0);
+	r->res = results_create();
+	if (!r->console || !r->tl || !r->res)
+		return -ENOMEM;
+	r->hc = (struct hc_host){ .cookie = r,
+				  .ram = &r->vm.ram,
+				  .console = r->console,
+				  .exit = hc_exit,
+				  .abort = hc_abort,
+				  .violation = hc_violation,
+				  .records = hc_records,
+				  .mark = hc_mark };
+	return 0;
+}
+
+int run_register_devices(struct run *r)
+{
+	int e = hypercalls_register(&r->hc, &r->vm.pio);
+
+	return e ? e : console_register(r->console, &r->vm.pio);
+}
+
+static int check_guest_args(struct run *r)
+{
+	const struct config *cfg = r->cfg;
+	size_t total = 0;
+
+	for (int i = 0; i < cfg->guest_argc; i++)
+		total += strlen(cfg->guest_argv[i]) + 1;
+	if (cfg->guest_argc > MVM_MAX_GUEST_ARGS || total > MVM_GUEST_ARGS_BYTES)
+		return setup_fail(r, END_USAGE,
+				  "guest arguments: %d arguments, %zu bytes (limit %d and %d)",
+				  cfg->guest_argc, total, MVM_MAX_GUEST_ARGS,
+				  MVM_GUEST_ARGS_BYTES);
+	return 0;
+}
+
+static int load_guest(struct run *r)
+{
+	struct vm *vm = &r->vm;
+	const char *path = r->cfg->guest_path;
+	char err[256];
+	uint8_t *img;
+	uint64_t len;
+	int e = loader_read(path, &img, &len, err, sizeof(err));
+
+	if (e)
+		return setup_fail(r, END_USAGE, "%s", err);
+	e = loader_check(img, len, r->cfg->mem_bytes, r->cfg->vcpus, &vm->image, err,
+			 sizeof(err));
+	if (e) {
+		free(img);
+		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE, "%s: %s",
+				  path, err);
 	}
-	pthread_cond_broadcast(&vm->cond);
-	pthread_mutex_unlock(&vm->lock);
-	if (first) {
-		kick_all(vm);
-		pthread_kill(vm->main_thread, SIG_WAKE);
-	}
+	memcpy(mm_gpa_to_hva(&vm->ram, MVM_LOAD_GPA, len), img, len);
+	free(img);
+	return 0;
 }
 
-int vm_stopping(struct vm *vm)
+static int setup(struct run *r)
 {
-	return __atomic_load_n(&vm->end, __ATOMIC_ACQUIRE) != END_RUNNING;
+	const struct config *cfg = r->cfg;
+	struct vm *vm = &r->vm;
+	struct bootinfo bi;
+	char err[256];
+	int e;
+
+	if (check_guest_args(r))
+		return -1;
+	if (cfg->no_sandbox)
+		fprintf(stderr,
+			"minivmm: WARNING: --no-sandbox: no seccomp filters; a guest that subverts this process can make any system call\n");
+	timeline_mark_at(r->tl, "exec", r->t_exec, 0);
+	if (kvm_open(vm, err, sizeof(err)))
+		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
+	timeline_mark(r->tl, "kvm_open");
+	if (kvm_create_vm(vm, err, sizeof(err)))
+		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
+	timeline_mark(r->tl, "vm_created");
+	platform_detect(vm);
+	if (!cfg->quiet)
+		platform_print(&vm->plat, stdout);
+	if (cfg->vcpus > (unsigned)vm->plat.max_vcpus)
+		return setup_fail(r, END_USAGE,
+				  "--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
+				  cfg->vcpus, vm->plat.max_vcpus);
+	if (mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
+		return setup_fail(r, END_HOST_ERROR, "guest RAM: %s", err);
+	e = mm_memslot_register(vm->vm_fd, &vm->ram);
+	if (e)
+		return setup_fail(r, END_HOST_ERROR, "KVM: KVM_SET_USER_MEMORY_REGION: %s",
+				  strerror(-e));
+	timeline_mark(r->tl, "ram_mapped");
+	if (load_guest(r))
+		return -1;
+	timeline_mark(r->tl, "guest_loaded");
+	if (vm_create_vcpus(vm, cfg->vcpus, err, sizeof(err)))
+		return setup_fail(r, END_HOST_ERROR, "%s", err);
+	e = kvmstats_open(vm, &r->stats);
+	if (e && e != -EOPNOTSUPP && !cfg->quiet)
+		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n", strerror(-e));
+	timeline_attach(r->tl, r->stats, vm->plat.tsc_khz);
+	results_set_tsc_khz(r->res, vm->plat.tsc_khz); /* records are in guest TSC cycles */
+	timeline_mark(r->tl, "vcpus_created");
+	/* Before anything is populated: refuse what cannot be backed. */
+	if (eager_plan(cfg, vm, &r->eager, err, sizeof(err)))
+		return setup_fail(r, END_HOST_ERROR, "%s", err);
+	bi = (struct bootinfo){ .mem_bytes = cfg->mem_bytes,
+				.vcpus = vm->nvcpus,
+				.tsc_khz = vm->plat.tsc_khz,
+				.eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
+				.argc = cfg->guest_argc,
+				.argv = cfg->guest_argv };
+	if (bootinfo_build(mm_gpa_to_hva(&vm->ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
+			   MVM_BOOTINFO_MAX, &bi, err, sizeof(err)))
+		return setup_fail(r, END_USAGE, "boot info: %s", err);
+	loader_entry_tables(&vm->ram);
+	e = run_register_devices(r);
+	if (e)
+		return setup_fail(r, END_HOST_ERROR, "devices: %s", strerror(-e));
+	return 0;
 }
 
-void vm_vcpu_done(struct vm *vm, struct vcpu *v)
-{
-	(void)v;
-	pthread_mutex_lock(&vm->lock);
-	vm->running--;
-	pthread_mutex_unlock(&vm->lock);
-	pthread_kill(vm->main_thread, SIG_WAKE);
-}
-
-static void on_kick(int sig)
-{
-	(void)sig;
-}
-
-static void on_second_interrupt(int sig)
-{
-	static const char msg[] = "minivmm: interrupted again, exiting at once\n";
-
-	(void)sig;
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
-		/* nothing more can be done */
-	}
-	_exit(EXIT_INTERRUPTED);
-}
-
-static int still_running(struct vm *vm)
-{
-	int r;
-
-	pthread_mutex_lock(&vm->lock);
-	r = vm->end == END_RUNNING && vm->running > 0;
-	pthread_mutex_unlock(&vm->lock);
-	return r;
-}
+/* --- running --------------------------------------------------------------- */
 
 /*
- * Wait for the guest to end, a timeout, or SIGINT/SIGTERM. The main thread
- * sleeps in sigtimedwait(); vCPU threads wake it with SIG_WAKE.
+ * Eager population first (dedicated threads, or the vCPU threads' own
+ * slices while the main thread waits), then the guest until its end.
  */
-static void wait_for_end(struct vm *vm, const sigset_t *waitset)
+static void run_guest(struct run *r)
 {
-	double deadline = vm->cfg->timeout_s > 0 ? now_s() + vm->cfg->timeout_s : 0;
+	struct vm *vm = &r->vm;
+	double deadline = r->cfg->timeout_s > 0 ? now_s() + r->cfg->timeout_s : 0;
+	sigset_t old;
 
-	while (still_running(vm)) {
-		struct timespec ts = { 1, 0 };
-		int sig;
-
-		if (deadline) {
-			double left = deadline - now_s();
-
-			if (left <= 0) {
-				vm_finish(vm, END_TIMEOUT, 0, "timeout",
-					  "guest still running after --timeout %g s; "
-					  "stopped it",
-					  vm->cfg->timeout_s);
-				break;
-			}
-			if (left < 1) {
-				ts.tv_sec = 0;
-				ts.tv_nsec = (long)(left * NSEC_PER_SEC) + 1;
-			}
-		}
-		sig = sigtimedwait(waitset, NULL, &ts);
-		if (sig == SIGINT || sig == SIGTERM) {
-			struct sigaction sa = { .sa_handler = on_second_interrupt };
-			sigset_t again;
-
-			sigaction(SIGINT, &sa, NULL);
-			sigaction(SIGTERM, &sa, NULL);
-			sigemptyset(&again);
-			sigaddset(&again, SIGINT);
-			sigaddset(&again, SIGTERM);
-			pthread_sigmask(SIG_UNBLOCK, &again, NULL);
-			vm_finish(vm, END_INTERRUPTED, 0, "interrupted",
-				  "interrupted by %s; stopped the guest", strsignal(sig));
-			break;
-		}
-	}
-}
-
-int vm_run(struct vm *vm)
-{
-	struct sigaction kick = { .sa_handler = on_kick };
-	sigset_t waitset, old;
-	unsigned started = 0;
-	int r;
-
-	sigemptyset(&waitset);
-	sigaddset(&waitset, SIGINT);
-	sigaddset(&waitset, SIGTERM);
-	sigaddset(&waitset, SIG_WAKE);
-	/* No SA_RESTART: the kick must make KVM_RUN return EINTR. */
-	sigaction(SIG_KICK, &kick, NULL);
-	/* A wake-up left pending when the mask is restored must not kill us. */
-	sigaction(SIG_WAKE, &kick, NULL);
-	pthread_sigmask(SIG_BLOCK, &waitset, &old);
-	vm->main_thread = pthread_self();
-	vm->running = vm->nvcpus;
-	vm->eager.t_start = now_s();
-	if (eager_host_side(vm) && !vm->eager.on_vcpu_threads &&
-	    eager_run_dedicated(vm, &waitset)) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		return exit_status_of(vm);
-	}
-	for (; started < vm->nvcpus; started++) {
-		struct vcpu *v = &vm->vcpus[started];
-
-		r = pthread_create(&v->thread, NULL, vcpu_thread, v);
-		if (r) {
-			pthread_mutex_lock(&vm->lock);
-			vm->running -= vm->nvcpus - started;
-			pthread_mutex_unlock(&vm->lock);
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-				  "pthread_create for vCPU %u: %s", started, strerror(r));
-			break;
-		}
-		v->started = 1;
-	}
-	if (vm->sandbox && vm->sandbox_main) {
-		struct sandbox_fds f;
-
-		vm_sandbox_fds(vm, &f, -1);
-		r = sandbox_enter(SANDBOX_MAIN, &f);
-		if (r)
-			vm_finish(vm, END_HOST_ERROR, 0, "host-error",
-				  "sandbox: seccomp filter for the main thread: %s",
-				  strerror(-r));
-	}
-	if (eager_host_side(vm) && vm->eager.on_vcpu_threads) {
-		pthread_mutex_lock(&vm->lock);
-		vm->eager.done += vm->nvcpus - started; /* slices no thread will take */
-		pthread_mutex_unlock(&vm->lock);
-		eager_wait(vm, &waitset);
-	}
-	if (eager_host_side(vm) && vm->eager.t_end > 0) {
-		timeline_mark_at(vm, "eager_done", vm->eager.t_end, 0);
-		if (!vm->cfg->quiet) {
-			eager_report(vm, stdout);
+	vm_signals_block(vm, &old);
+	eager_begin(r->eager);
+	if (eager_host_side(r->eager) && !eager_on_vcpu_threads(r->eager))
+		eager_run_dedicated(r->eager, vm);
+	if (!vm_stopping(vm))
+		vm_start_vcpus(vm);
+	if (r->sandbox && r->sandbox_main)
+		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
+	if (eager_on_vcpu_threads(r->eager))
+		eager_wait(r->eager, vm);
+	if (eager_end_time(r->eager) > 0) {
+		timeline_mark_at(r->tl, "eager_done", eager_end_time(r->eager), 0);
+		if (!r->cfg->quiet) {
+			eager_report(r->eager, r->cfg, stdout);
 			fflush(stdout);
 		}
 	}
-	wait_for_end(vm, &waitset);
-	if (!vm_stopping(vm))
-		vm_finish(vm, END_GUEST_CRASH, 0, "guest-parked",
-			  "guest stopped every vCPU without exiting (no exit hypercall)");
-	kick_all(vm);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(vm->vcpus[i].thread, NULL);
+	vm_run_to_end(vm, deadline, r->cfg->timeout_s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return exit_status_of(vm);
+}
+
+int run_execute(struct run *r)
+{
+	if (!setup(r))
+		run_guest(r);
+	timeline_mark(r->tl, "vm_exit");
+	kvmstats_close(r->stats);
+	vm_teardown(&r->vm);
+	return vm_exit_status(&r->vm);
+}
+
+/* --- what the run measured ------------------------------------------------- */
+
+void run_summary(const struct run *r, struct tl_summary *s)
+{
+	double eager_ms = eager_seconds(r->eager) * MSEC_PER_SEC;
+	size_t n;
+	const struct mvm_rec_touch *t = results_touch(r->res, &n);
+
+	if (eager_strategy(r->eager) == EAGER_TOUCH && n)
+		eager_ms = results_seconds(r->res, t[n - 1].cycles) * MSEC_PER_SEC;
+	timeline_summary(r->tl, eager_ms, s);
+}
+
+static void report_unclaimed(const char *what, const struct io_bus *bus, FILE *f)
+{
+	struct io_unclaimed u = io_bus_unclaimed_counts(bus);
+
+	if (u.count)
+		fprintf(f, "minivmm: %llu unclaimed %s access%s (first: %s 0x%llx)\n",
+			(unsigned long long)u.count, what, u.count == 1 ? "" : "es",
+			u.first_write ? "write to" : "read from",
+			(unsigned long long)u.first_addr);
+}
+
+void run_report(struct run *r, int status, int timeline)
+{
+	const struct config *cfg = r->cfg;
+	uint64_t dropped = console_dropped(r->console);
+
+	fflush(stdout);
+	if (status != EXIT_GUEST_OK || !cfg->quiet)
+		fprintf(stderr, "minivmm: %s\n", r->vm.message);
+	if (!cfg->quiet) {
+		report_unclaimed("port I/O", &r->vm.pio, stderr);
+		report_unclaimed("MMIO", &r->vm.mmio, stderr);
+		if (dropped)
+			fprintf(stderr,
+				"minivmm: dropped %llu bytes of guest console output past the %llu MiB limit\n",
+				(unsigned long long)dropped, CONSOLE_LIMIT_BYTES >> 20);
+	}
+	if (timeline && !cfg->quiet && timeline_time(r->tl, "guest_entry") > 0) {
+		struct tl_summary s;
+
+		run_summary(r, &s);
+		timeline_print(r->tl, &s, stdout);
+		fflush(stdout);
+	}
+}
+
+void run_free(struct run *r)
+{
+	vm_free(&r->vm);
+	console_free(r->console);
+	eager_free(r->eager);
+	timeline_free(r->tl);
+	kvmstats_free(r->stats);
+	results_free(r->res);
+	r->console = NULL;
+	r->eager = NULL;
+	r->tl = NULL;
+	r->stats = NULL;
+	r->res = NULL;
 }

@@ -157,15 +157,6 @@ int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ou
 	return 0;
 }
 
-void vm_sandbox_fds(const struct vm *vm, struct sandbox_fds *f, int vcpu_fd)
-{
-	*f = (struct sandbox_fds){ .vcpu_fd = vcpu_fd,
-				   .stats_fds = vm->stats_fd_list,
-				   .nstats = vm->nstats_fds,
-				   .out_fds = vm->out_fds,
-				   .nout = vm->nout };
-}
-
 int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f)
 {
 	void *ctx;

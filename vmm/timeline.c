@@ -24,6 +24,57 @@ const char *timeline_guest_mark_name(uint32_t mark)
 	return mark > 0 && mark < MVM_MARK_COUNT ? guest_marks[mark] : NULL;
 }
 
+#define TL_MAX_PHASES 32
+
+/* A phase ends at a mark: its name, the time, and KVM's counters then. */
+struct tl_phase {
+	char name[24];
+	double t;	 /* when the phase ended (seconds, CLOCK_MONOTONIC) */
+	int guest;	 /* marked by the guest (TSC) */
+	uint64_t *stats; /* KVM counters then, or NULL (kvmstats_count entries) */
+};
+
+struct timeline {
+	struct kvm_stats *stats; /* not owned */
+	uint32_t tsc_khz;
+	pthread_mutex_t lock; /* marks come from the main and the vCPU threads */
+	struct tl_phase p[TL_MAX_PHASES];
+	unsigned n;
+	int anchored; /* guest TSC tsc0 was read at our time t_tsc0 */
+	uint64_t tsc0;
+	double t_tsc0;
+};
+
+struct timeline *timeline_create(struct kvm_stats *stats, uint32_t tsc_khz)
+{
+	struct timeline *tl = calloc(1, sizeof(*tl));
+
+	if (!tl)
+		return NULL;
+	tl->stats = stats;
+	tl->tsc_khz = tsc_khz;
+	pthread_mutex_init(&tl->lock, NULL);
+	return tl;
+}
+
+/* The counters appear once the vCPUs exist; the TSC rate once KVM told it. */
+void timeline_attach(struct timeline *tl, struct kvm_stats *stats, uint32_t tsc_khz)
+{
+	pthread_mutex_lock(&tl->lock);
+	tl->stats = stats;
+	tl->tsc_khz = tsc_khz;
+	pthread_mutex_unlock(&tl->lock);
+}
+
+void timeline_free(struct timeline *tl)
+{
+	if (!tl)
+		return;
+	for (unsigned i = 0; i < tl->n; i++)
+		free(tl->p[i].stats);
+	free(tl);
+}
+
 static struct tl_phase *find(struct timeline *tl, const char *name)
 {
 	for (unsigned i = 0; i < tl->n; i++)
@@ -33,15 +84,15 @@ static struct tl_phase *find(struct timeline *tl, const char *name)
 }
 
 /* Record phase `name` ending at time t (first occurrence wins), with the counters now. */
-void timeline_mark_at(struct vm *vm, const char *name, double t, int guest)
+void timeline_mark_at(struct timeline *tl, const char *name, double t, int guest)
 {
-	struct timeline *tl = &vm->tl;
 	struct tl_phase *p;
-	unsigned nstats = stats_count(vm);
+	unsigned nstats;
 
-	pthread_mutex_lock(&vm->lock);
+	pthread_mutex_lock(&tl->lock);
+	nstats = kvmstats_count(tl->stats);
 	if (tl->n == TL_MAX_PHASES || find(tl, name)) {
-		pthread_mutex_unlock(&vm->lock);
+		pthread_mutex_unlock(&tl->lock);
 		return;
 	}
 	p = &tl->p[tl->n++];
@@ -51,17 +102,22 @@ void timeline_mark_at(struct vm *vm, const char *name, double t, int guest)
 	p->guest = guest;
 	if (nstats) {
 		p->stats = calloc(nstats, sizeof(*p->stats));
-		if (p->stats && stats_sample(vm, p->stats)) {
+		if (p->stats && kvmstats_sample(tl->stats, p->stats)) {
 			free(p->stats);
 			p->stats = NULL;
 		}
 	}
-	pthread_mutex_unlock(&vm->lock);
+	pthread_mutex_unlock(&tl->lock);
 }
 
-void timeline_mark(struct vm *vm, const char *name)
+void timeline_mark(struct timeline *tl, const char *name)
 {
-	timeline_mark_at(vm, name, now_s(), 0);
+	timeline_mark_at(tl, name, now_s(), 0);
+}
+
+static double tsc_seconds(const struct timeline *tl, uint64_t cycles)
+{
+	return (double)cycles / ((double)tl->tsc_khz * HZ_PER_KHZ);
 }
 
 /*
@@ -69,64 +125,62 @@ void timeline_mark(struct vm *vm, const char *name)
  * before the first KVM_RUN and pair it with our clock: that anchor turns
  * every guest TSC value into our time. Called on vCPU 0's thread.
  */
-void timeline_guest_entry(struct vm *vm, struct vcpu *v)
+void timeline_guest_entry(struct timeline *tl, int vcpu_fd)
 {
 	struct {
 		struct kvm_msrs m;
 		struct kvm_msr_entry e;
 	} msr = { .m.nmsrs = 1, .e.index = MSR_IA32_TSC };
 	double t0 = now_s(), t1;
-	int ok = ioctl(v->fd, KVM_GET_MSRS, &msr) == 1;
+	int ok = ioctl(vcpu_fd, KVM_GET_MSRS, &msr) == 1;
 
 	t1 = now_s();
-	pthread_mutex_lock(&vm->lock);
-	vm->tl.anchored = ok;
-	vm->tl.tsc0 = msr.e.data;
-	vm->tl.t_tsc0 = (t0 + t1) / 2;
-	pthread_mutex_unlock(&vm->lock);
-	timeline_mark_at(vm, "guest_entry", t1, 0);
+	pthread_mutex_lock(&tl->lock);
+	tl->anchored = ok;
+	tl->tsc0 = msr.e.data;
+	tl->t_tsc0 = (t0 + t1) / 2;
+	pthread_mutex_unlock(&tl->lock);
+	timeline_mark_at(tl, "guest_entry", t1, 0);
 }
 
 /* A guest phase marker (MVM_HC_MARK). Without an anchor, the exit's arrival is the time. */
-void timeline_guest_mark(struct vm *vm, uint32_t mark, uint64_t tsc)
+void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc)
 {
 	double t = now_s();
 
-	if (vm->tl.anchored && vm->plat.tsc_khz)
-		t = vm->tl.t_tsc0 + cycles_to_s(vm, tsc) - cycles_to_s(vm, vm->tl.tsc0);
-	timeline_mark_at(vm, timeline_guest_mark_name(mark), t, 1);
+	if (tl->anchored && tl->tsc_khz)
+		t = tl->t_tsc0 + tsc_seconds(tl, tsc) - tsc_seconds(tl, tl->tsc0);
+	timeline_mark_at(tl, timeline_guest_mark_name(mark), t, 1);
 }
 
-double timeline_time(const struct vm *vm, const char *name)
+double timeline_time(const struct timeline *tl, const char *name)
 {
-	for (unsigned i = 0; i < vm->tl.n; i++)
-		if (!strcmp(vm->tl.p[i].name, name))
-			return vm->tl.p[i].t;
+	for (unsigned i = 0; i < tl->n; i++)
+		if (!strcmp(tl->p[i].name, name))
+			return tl->p[i].t;
 	return 0;
 }
 
-void timeline_free(struct vm *vm)
+unsigned timeline_count(const struct timeline *tl)
 {
-	for (unsigned i = 0; i < vm->tl.n; i++)
-		free(vm->tl.p[i].stats);
-	vm->tl.n = 0;
+	return tl->n;
+}
+
+const char *timeline_phase(const struct timeline *tl, unsigned i, double *t, int *guest)
+{
+	if (i >= tl->n)
+		return NULL;
+	*t = tl->p[i].t;
+	if (guest)
+		*guest = tl->p[i].guest;
+	return tl->p[i].name;
 }
 
 /* The counters shown in the table, where KVM publishes them. */
 static const char *const key_stats[] = { "exits",    "io_exits",       "pf_taken",
 					 "pf_fixed", "insn_emulation", "mmu_pte_write" };
 
-static int stat_index(const struct vm *vm, const char *name)
-{
-	int cum;
-
-	for (unsigned i = 0; i < stats_count(vm); i++)
-		if (!strcmp(stats_name(vm, i, &cum), name))
-			return (int)i;
-	return -1;
-}
-
-/* Counter delta over phase i (from the previous phase that has counters). */
+/* Counter k's delta over phase i (from the previous phase that has counters). */
 static int delta(const struct timeline *tl, unsigned i, unsigned k, uint64_t *out)
 {
 	const struct tl_phase *prev = NULL;
@@ -140,36 +194,36 @@ static int delta(const struct timeline *tl, unsigned i, unsigned k, uint64_t *ou
 	return 1;
 }
 
-void timeline_summary(const struct vm *vm, struct tl_summary *s)
+int timeline_delta(const struct timeline *tl, unsigned i, const char *name, uint64_t *out)
 {
-	double exec = timeline_time(vm, "exec");
-	double fuw = timeline_time(vm, "first_useful_work");
+	int k = kvmstats_index(tl->stats, name);
 
-	s->setup_ms = (timeline_time(vm, "guest_entry") - exec) * MSEC_PER_SEC;
-	s->eager_ms = vm->eager.t_end > 0
-			      ? (vm->eager.t_end - vm->eager.t_start) * MSEC_PER_SEC
-			      : 0;
-	if (vm->eager.strategy == EAGER_TOUCH && vm->res.ntouch)
-		s->eager_ms = cycles_to_s(vm, vm->res.touch[vm->res.ntouch - 1].cycles) *
-			      MSEC_PER_SEC;
-	s->first_useful_work_ms = fuw > 0 ? (fuw - exec) * MSEC_PER_SEC : -1;
-	s->total_ms = (timeline_time(vm, "vm_exit") - exec) * MSEC_PER_SEC;
-	s->first_pass_ms =
-		fuw > 0 ? (fuw - timeline_time(vm, "workload_start")) * MSEC_PER_SEC : -1;
+	return k >= 0 && i < tl->n && i > 0 && delta(tl, i, (unsigned)k, out);
 }
 
-void timeline_print(const struct vm *vm, FILE *f)
+void timeline_summary(const struct timeline *tl, double eager_ms, struct tl_summary *s)
 {
-	const struct timeline *tl = &vm->tl;
-	double exec = timeline_time(vm, "exec");
-	int idx[sizeof(key_stats) / sizeof(key_stats[0])];
-	struct tl_summary s;
+	double exec = timeline_time(tl, "exec");
+	double fuw = timeline_time(tl, "first_useful_work");
 
-	fprintf(f, "\ntimeline (ms since exec; KVM counters during each phase, all "
-		   "vCPUs)\n");
+	s->setup_ms = (timeline_time(tl, "guest_entry") - exec) * MSEC_PER_SEC;
+	s->eager_ms = eager_ms;
+	s->first_useful_work_ms = fuw > 0 ? (fuw - exec) * MSEC_PER_SEC : -1;
+	s->total_ms = (timeline_time(tl, "vm_exit") - exec) * MSEC_PER_SEC;
+	s->first_pass_ms =
+		fuw > 0 ? (fuw - timeline_time(tl, "workload_start")) * MSEC_PER_SEC : -1;
+}
+
+void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f)
+{
+	double exec = timeline_time(tl, "exec");
+	int idx[ARRAY_SIZE(key_stats)];
+
+	fprintf(f,
+		"\ntimeline (ms since exec; KVM counters during each phase, all vCPUs)\n");
 	fprintf(f, "%-18s %10s %10s", "phase", "start", "duration");
-	for (size_t k = 0; k < sizeof(key_stats) / sizeof(key_stats[0]); k++) {
-		idx[k] = stat_index(vm, key_stats[k]);
+	for (size_t k = 0; k < ARRAY_SIZE(key_stats); k++) {
+		idx[k] = kvmstats_index(tl->stats, key_stats[k]);
 		if (idx[k] >= 0)
 			fprintf(f, " %14s", key_stats[k]);
 	}
@@ -180,7 +234,7 @@ void timeline_print(const struct vm *vm, FILE *f)
 
 		fprintf(f, "%-18s %10.3f %10.3f", p->name, (p->t - exec) * MSEC_PER_SEC,
 			i ? (p->t - tl->p[i - 1].t) * MSEC_PER_SEC : 0.0);
-		for (size_t k = 0; k < sizeof(key_stats) / sizeof(key_stats[0]); k++) {
+		for (size_t k = 0; k < ARRAY_SIZE(key_stats); k++) {
 			if (idx[k] < 0)
 				continue;
 			if (delta(tl, i, (unsigned)idx[k], &d))
@@ -190,21 +244,19 @@ void timeline_print(const struct vm *vm, FILE *f)
 		}
 		fputc('\n', f);
 	}
-	timeline_summary(vm, &s);
-	fprintf(f, "setup: %.1f ms (eager %.1f ms) | first useful work: ", s.setup_ms,
-		s.eager_ms);
-	if (s.first_useful_work_ms >= 0)
-		fprintf(f, "%.1f ms", s.first_useful_work_ms);
+	fprintf(f, "setup: %.1f ms (eager %.1f ms) | first useful work: ", s->setup_ms,
+		s->eager_ms);
+	if (s->first_useful_work_ms >= 0)
+		fprintf(f, "%.1f ms", s->first_useful_work_ms);
 	else
 		fprintf(f, "n/a (the workload marks none)");
-	fprintf(f, " | total: %.1f ms\n", s.total_ms);
+	fprintf(f, " | total: %.1f ms\n", s->total_ms);
 }
 
-void timeline_write_json(const struct vm *vm, struct json *j)
+void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
+			 struct json *j)
 {
-	const struct timeline *tl = &vm->tl;
-	double exec = timeline_time(vm, "exec");
-	struct tl_summary s;
+	double exec = timeline_time(tl, "exec");
 
 	json_begin_array(j, "timeline");
 	for (unsigned i = 0; i < tl->n; i++) {
@@ -218,9 +270,9 @@ void timeline_write_json(const struct vm *vm, struct json *j)
 		json_double(j, "dur_ms",
 			    i ? (p->t - tl->p[i - 1].t) * MSEC_PER_SEC : 0.0);
 		json_begin_object(j, "stats");
-		for (unsigned k = 0; p->stats && k < stats_count(vm); k++) {
+		for (unsigned k = 0; p->stats && k < kvmstats_count(tl->stats); k++) {
 			int cum;
-			const char *name = stats_name(vm, k, &cum);
+			const char *name = kvmstats_name(tl->stats, k, &cum);
 
 			if (cum && delta(tl, i, k, &d) && d)
 				json_u64(j, name, d);
@@ -232,14 +284,13 @@ void timeline_write_json(const struct vm *vm, struct json *j)
 		json_end_object(j);
 	}
 	json_end_array(j);
-	timeline_summary(vm, &s);
 	json_begin_object(j, "summary");
-	json_double(j, "setup_ms", s.setup_ms);
-	json_double(j, "eager_ms", s.eager_ms);
-	if (s.first_useful_work_ms >= 0) {
-		json_double(j, "first_useful_work_ms", s.first_useful_work_ms);
-		json_double(j, "first_pass_ms", s.first_pass_ms);
+	json_double(j, "setup_ms", s->setup_ms);
+	json_double(j, "eager_ms", s->eager_ms);
+	if (s->first_useful_work_ms >= 0) {
+		json_double(j, "first_useful_work_ms", s->first_useful_work_ms);
+		json_double(j, "first_pass_ms", s->first_pass_ms);
 	}
-	json_double(j, "total_ms", s.total_ms);
+	json_double(j, "total_ms", s->total_ms);
 	json_end_object(j);
 }

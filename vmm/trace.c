@@ -40,40 +40,46 @@ static void span(struct json *j, int pid, int tid, const char *name, const char 
 	json_end_object(j);
 }
 
-static void one_run(struct json *j, const struct vm *vm, int pid, const char *label)
+static void one_run(struct json *j, const struct run *r, int pid, const char *label)
 {
-	const struct timeline *tl = &vm->tl;
-	double exec = timeline_time(vm, "exec");
+	const struct timeline *tl = r->tl;
+	double exec = timeline_time(tl, "exec"), t, prev = 0, t0, t1;
+	unsigned vcpu;
 	char name[48];
+	int guest;
 
 	meta(j, pid, 0, "process_name", label);
 	meta(j, pid, TID_SETUP, "thread_name", "minivmm main thread");
 	/* Each phase as a span on the thread that marked it: setup on main, guest on vCPU 0. */
-	for (unsigned i = 1; i < tl->n; i++)
-		span(j, pid, tl->p[i].guest ? TID_VCPU : TID_SETUP, tl->p[i].name,
-		     tl->p[i].guest ? "guest" : "vmm", tl->p[i - 1].t, tl->p[i].t, exec);
-	for (unsigned i = 0; i < vm->nvcpus && vm->vcpus; i++) {
+	for (unsigned i = 0; i < timeline_count(tl); i++) {
+		const char *phase = timeline_phase(tl, i, &t, &guest);
+
+		if (i)
+			span(j, pid, guest ? TID_VCPU : TID_SETUP, phase,
+			     guest ? "guest" : "vmm", prev, t, exec);
+		prev = t;
+	}
+	for (unsigned i = 0; i < r->vm.nvcpus && r->vm.vcpus; i++) {
 		snprintf(name, sizeof(name), "vCPU %u thread", i);
 		meta(j, pid, TID_VCPU + (int)i, "thread_name", name);
 		span(j, pid, TID_VCPU + (int)i, "KVM_RUN loop", "vcpu",
-		     vm->vcpus[i].t_run, vm->vcpus[i].t_done, exec);
+		     r->vm.vcpus[i].t_run, r->vm.vcpus[i].t_done, exec);
 	}
-	for (unsigned i = 0; i < vm->eager.nthreads && vm->eager.th; i++) {
-		const struct eager_thread *t = &vm->eager.th[i];
-		int tid = vm->eager.on_vcpu_threads ? TID_VCPU + (int)t->vcpu
-						    : TID_EAGER + (int)i;
+	snprintf(name, sizeof(name), "eager %s",
+		 eager_strategy_name(eager_strategy(r->eager)));
+	for (unsigned i = 0; eager_span(r->eager, i, &t0, &t1, &vcpu); i++) {
+		int tid = vcpu != UINT32_MAX ? TID_VCPU + (int)vcpu : TID_EAGER + (int)i;
+		char thread[48];
 
-		if (!vm->eager.on_vcpu_threads) {
-			snprintf(name, sizeof(name), "eager thread %u", i);
-			meta(j, pid, tid, "thread_name", name);
+		if (vcpu == UINT32_MAX) {
+			snprintf(thread, sizeof(thread), "eager thread %u", i);
+			meta(j, pid, tid, "thread_name", thread);
 		}
-		snprintf(name, sizeof(name), "eager %s",
-			 eager_strategy_name(vm->eager.strategy));
-		span(j, pid, tid, name, "eager", t->t0, t->t1, exec);
+		span(j, pid, tid, name, "eager", t0, t1, exec);
 	}
 }
 
-int trace_write(FILE *f, const struct vm *const *vms, const char *const *labels, int n)
+int trace_write(FILE *f, const struct run *const *runs, const char *const *labels, int n)
 {
 	struct json j = { .f = f };
 
@@ -81,7 +87,7 @@ int trace_write(FILE *f, const struct vm *const *vms, const char *const *labels,
 	json_string(&j, "displayTimeUnit", "ms");
 	json_begin_array(&j, "traceEvents");
 	for (int i = 0; i < n; i++)
-		one_run(&j, vms[i], i + 1, labels[i]);
+		one_run(&j, runs[i], i + 1, labels[i]);
 	json_end_array(&j);
 	json_end_object(&j);
 	return fflush(f) || ferror(f) ? -EIO : 0;

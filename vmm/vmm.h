@@ -1,4 +1,4 @@
-/* minivmm's internal interfaces: configuration, the VM and its vCPUs, results. */
+/* minivmm's process room: configuration, the VM and its vCPUs, and one measured run. */
 #ifndef MINIVMM_VMM_H
 #define MINIVMM_VMM_H
 
@@ -12,19 +12,9 @@
 
 #include "minivmm_abi.h"
 #include "devices.h"
-#include "eager.h"
 #include "mm.h"
 
-/* Exit statuses of the minivmm process (documented in --help and README). */
-enum {
-	EXIT_GUEST_OK = 0,
-	EXIT_GUEST_FAILED = 1,
-	EXIT_USAGE = 2,
-	EXIT_HOST = 3,
-	EXIT_GUEST_CRASH = 4,
-	EXIT_TIMEOUT = 5,
-	EXIT_INTERRUPTED = 130,
-};
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define MVM_DEFAULT_MEM_BYTES (1ULL << 30)
 #define MVM_MIN_MEM_BYTES     (8ULL << 20)
@@ -37,7 +27,72 @@ enum {
 #define KHZ_PER_MHZ	      1000ULL
 #define HZ_PER_KHZ	      1000ULL
 
-/* options.c */
+/* ---- end.c: how a run ends. One table row per reason: name, exit status, meaning. */
+
+/* Exit statuses of the minivmm process; exit_statuses[] describes each. */
+enum {
+	EXIT_GUEST_OK = 0,
+	EXIT_GUEST_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_HOST = 3,
+	EXIT_GUEST_CRASH = 4,
+	EXIT_TIMEOUT = 5,
+	EXIT_INTERRUPTED = 130,
+};
+
+struct exit_status_row {
+	int status;
+	const char *meaning; /* --help, README and the man page list these */
+};
+extern const struct exit_status_row exit_statuses[];
+extern const unsigned exit_status_count;
+
+/* Why a run ended: the first end reported wins. */
+enum run_end {
+	END_RUNNING,
+	END_GUEST_EXIT,	   /* exit hypercall; the status depends on the guest's */
+	END_GUEST_ABORT,   /* abort hypercall: failed assert or unhandled exception */
+	END_GUEST_CRASH,   /* triple fault, emulation failure, entry failure, bad exit */
+	END_GUEST_HALT,	   /* HLT: nothing ever wakes a minivmm vCPU */
+	END_GUEST_PARKED,  /* every vCPU parked without the exit hypercall */
+	END_ABI_VIOLATION, /* a hypercall or port access the ABI does not allow */
+	END_UNCLAIMED_IO,  /* --strict-io */
+	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
+	END_TIMEOUT,
+	END_INTERRUPTED,
+	END_HOST_ERROR, /* an ioctl or allocation failed on the host */
+	END_USAGE,	/* the options or the image do not fit together */
+	END_COUNT
+};
+
+struct run_end_row {
+	enum run_end end;
+	const char *reason; /* exit.reason in the results */
+	int status;	    /* the process exit status */
+	const char *meaning;
+};
+extern const struct run_end_row run_ends[];
+const struct run_end_row *run_end_row(enum run_end end);
+
+/* ---- options.c ---------------------------------------------------------- */
+
+enum eager_strategy {
+	EAGER_NONE,	/* lazy: everything faults in on first touch */
+	EAGER_AUTO,	/* prefault where KVM has it, else populate */
+	EAGER_POPULATE, /* MADV_POPULATE_WRITE on each thread's slice */
+	EAGER_PREFAULT, /* populate, then KVM_PRE_FAULT_MEMORY (TDP only) */
+	EAGER_TOUCH,	/* each vCPU writes its slice in the guest before the workload */
+	EAGER_STRATEGY_COUNT
+};
+
+struct eager_strategy_row {
+	enum eager_strategy id;
+	const char *name;
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct eager_strategy_row eager_strategies[];
+const char *eager_strategy_name(enum eager_strategy s);
+
 struct config {
 	uint64_t mem_bytes;
 	unsigned vcpus;
@@ -59,13 +114,14 @@ struct config {
 
 /*
  * Parse argv into cfg. Returns 0 to run, 1 when --help or --version was
- * handled, or -1 after printing a usage error to stderr.
+ * handled, or -EINVAL after printing a usage error to stderr.
  */
 int options_parse(int argc, char **argv, struct config *cfg);
-/* "64M", "1G", "4096": bytes with an optional binary K/M/G/T suffix. 0 or -1. */
+/* "64M", "1G", "4096": bytes with an optional binary K/M/G/T suffix. 0 or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);
+void options_usage(FILE *f); /* the --help text, built from the tables */
 
-/* kvm.c: what /dev/kvm is. */
+/* ---- kvm.c: what /dev/kvm is ---------------------------------------------- */
 struct platform {
 	char kvm[8];	  /* "pvm", "vmx", "svm" or "unknown" */
 	int tdp;	  /* two-dimensional paging (EPT/NPT) in use */
@@ -75,217 +131,266 @@ struct platform {
 	uint32_t tsc_khz; /* KVM_GET_TSC_KHZ */
 };
 
-/* Outcome of a run: the first end reported wins. */
-enum run_end {
-	END_RUNNING = 0,
-	END_GUEST_EXIT,	 /* exit hypercall */
-	END_GUEST_CRASH, /* abort, shutdown, halt, emulation failure, ABI violation */
-	END_HOST_ERROR,	 /* an ioctl or allocation failed on the host */
-	END_TIMEOUT,
-	END_INTERRUPTED,
-	END_USAGE, /* the options or the image do not fit together */
-};
-
+/* ---- vm.c, vcpu.c, exits.c, end.c: the VM ------------------------------- */
 struct vm;
 
 struct vcpu {
 	struct vm *vm;
 	unsigned index;
 	int fd;
-	struct kvm_run *run;
+	struct kvm_run *kvm_run;
 	size_t run_size;
 	pthread_t thread;
 	int started;
 	double t_run, t_done; /* the thread's run loop (for --trace) */
-	/* COM1 / debug-console line buffer: one host write per line. */
-	char line[256];
-	size_t line_len;
 };
 
-/* results.c: everything a run measured; written even when the run fails. */
-struct results {
-	struct mvm_rec_touch *touch; /* --eager=touch: per vCPU, then MVM_VCPU_ALL */
-	size_t ntouch;
-	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
-	size_t nsweep, capsweep;
+/*
+ * What the owner of a VM does on each vCPU thread around its run loop
+ * (eager population, the timeline's anchor, the sandbox, console flush).
+ */
+struct vm_hooks {
+	void *cookie;
+	void (*vcpu_enter)(void *cookie, struct vcpu *v); /* before the first KVM_RUN */
+	void (*vcpu_leave)(void *cookie, struct vcpu *v); /* after the last */
 };
 
+struct vm {
+	/* Fixed once setup is done. */
+	int kvm_fd, vm_fd;
+	struct platform plat;
+	struct guest_ram ram;
+	struct mvm_image_header image;
+	struct vcpu *vcpus;
+	unsigned nvcpus;
+	struct io_bus pio, mmio; /* mmio has no devices: every access is unclaimed */
+	int strict_io;
+	struct vm_hooks hooks;
+
+	/* How the run ends: written once under lock (vm_finish), read by all threads. */
+	pthread_mutex_t lock;
+	pthread_t main_thread;
+	enum run_end end; /* read without the lock by vm_stopping() */
+	int status;	  /* guest's exit status, when end == END_GUEST_EXIT */
+	char message[768];
+	unsigned running; /* vCPU threads still in their run loop */
+};
+
+/* vm.c */
+/* A VM with no KVM behind it yet: fds closed, lock ready. */
+void vm_init(struct vm *vm);
+/* Open /dev/kvm (and check its API) / create the VM. 0 or -errno with err set. */
+int kvm_open(struct vm *vm, char *err, size_t errlen);
+int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
+void platform_detect(struct vm *vm);
+void platform_print(const struct platform *p, FILE *f);
+/* Create nvcpus vCPUs in their entry state (the image is loaded). 0 or -errno with err set. */
+int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen);
+/* Close every KVM fd and unmap guest RAM; the vcpus array and the end stay. */
+void vm_teardown(struct vm *vm);
+void vm_free(struct vm *vm);
+
+/* vcpu.c */
+int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */
+int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
+void vcpu_destroy(struct vcpu *v);
+void vcpu_describe(struct vcpu *v, char *buf, size_t len);
+
+/* exits.c: KVM exit dispatch. */
+enum vcpu_action { VCPU_CONTINUE, VCPU_STOP };
+enum vcpu_action exit_dispatch(struct vm *vm, struct vcpu *v);
+const char *exit_reason_name(uint32_t reason);
+
+/* end.c: the end of a run, shared by every thread. */
+/* End the run (the first call wins): wake the main thread, kick every vCPU out of KVM_RUN. */
+void vm_finish(struct vm *vm, enum run_end end, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int vm_stopping(struct vm *vm);
+int vm_exit_status(const struct vm *vm);
+const char *vm_end_reason(const struct vm *vm); /* "not-started" before setup ran */
+void vm_wake_main(struct vm *vm);		/* from any thread */
+/*
+ * Main thread: sleep until done(cookie), calling tick(cookie) every
+ * tick_s (if set). SIGINT/SIGTERM end the run as interrupted (a second
+ * SIGINT exits at once); deadline (CLOCK_MONOTONIC seconds, 0: none) ends
+ * it as timed out. Either way the wait goes on until done(cookie).
+ */
+void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
+		  double tick_s, double deadline, double timeout_s);
+/* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
+void vm_signals_block(struct vm *vm, sigset_t *old);
+/* Start one thread per vCPU (each runs hooks.vcpu_enter, KVM_RUN, hooks.vcpu_leave). */
+void vm_start_vcpus(struct vm *vm);
+/* Wait for the guest's end (or deadline), then stop and join every vCPU thread. */
+void vm_run_to_end(struct vm *vm, double deadline, double timeout_s);
+double now_s(void);
+
+/* loader.c: read and check an image, copy it into guest RAM. */
+/* Read the whole image. 0, or -errno with err set; *buf is the caller's to free. */
+int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen);
+/*
+ * Check buf is a guest this VMM can run in mem_bytes with vcpus vCPUs: 0
+ * and *hdr, or -ENOEXEC (not a minivmm guest for this ABI) or -EINVAL (the
+ * options do not fit it) with err set.
+ */
+int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+		 struct mvm_image_header *hdr, char *err, size_t errlen);
+void loader_entry_tables(struct guest_ram *ram);
+
+/* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. 0, or -ENOSPC/-EINVAL with err set. */
+struct bootinfo {
+	uint64_t mem_bytes;
+	unsigned vcpus;
+	uint32_t tsc_khz;
+	int eager_touch;
+	int argc;
+	char **argv;
+};
+int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
+		   size_t errlen);
+
+/* ---- kvmstats.c: KVM_GET_STATS_FD of the VM and each vCPU ----------------- */
+struct kvm_stats;
+/* Open the VM's and every vCPU's stats. 0 or -errno; *out stays NULL on failure. */
+int kvmstats_open(const struct vm *vm, struct kvm_stats **out);
+void kvmstats_close(struct kvm_stats *st); /* the fds; names stay readable */
+void kvmstats_free(struct kvm_stats *st);
+unsigned kvmstats_count(const struct kvm_stats *st);
+int kvmstats_fds(const struct kvm_stats *st, int *fds, int max); /* how many stored */
+const char *kvmstats_name(const struct kvm_stats *st, unsigned i, int *cumulative);
+int kvmstats_index(const struct kvm_stats *st, const char *name); /* -1: not there */
+int kvmstats_sample(struct kvm_stats *st, uint64_t *out); /* VM's, then vCPUs' summed */
+
+/* ---- eager.c: --eager, one slice per thread, before the guest runs ------- */
+struct eager;
+/*
+ * Resolve the strategy for this platform and plan the slices. 0 with *out
+ * (NULL when lazy), or -errno with err set (a missing capability, RAM the
+ * host cannot back).
+ */
+int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char *err,
+	       size_t errlen);
+enum eager_strategy eager_strategy(const struct eager *e); /* EAGER_NONE for NULL */
+int eager_host_side(const struct eager *e); /* populate or prefault work to do */
+int eager_on_vcpu_threads(const struct eager *e);
+void eager_begin(
+	struct eager *e); /* the clock starts: just before any thread populates */
+/* Main thread: run dedicated threads (--eager-threads) and wait for them. */
+void eager_run_dedicated(struct eager *e, struct vm *vm);
+/* vCPU thread: populate this vCPU's slice, then wait until the main thread says go. */
+void eager_vcpu_gate(struct eager *e, struct vm *vm, struct vcpu *v);
+/* Main thread: wait for the vCPU threads' slices, check them, open the gate. */
+void eager_wait(struct eager *e, struct vm *vm);
+double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
+double eager_end_time(const struct eager *e);
+void eager_report(const struct eager *e, const struct config *cfg, FILE *f);
 struct json;
+/* The members of the results' "eager" object (the run adds a touch pass's). */
+void eager_write_json(const struct eager *e, const struct config *cfg, struct json *j);
+/* The eager threads' spans, for --trace: 0 at the end. */
+int eager_span(const struct eager *e, unsigned i, double *t0, double *t1, unsigned *vcpu);
+void eager_free(struct eager *e);
 
-/* eager.c: one thread's share of eager population. */
-struct eager_thread {
-	struct vm *vm;
-	unsigned index;
-	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY goes through */
-	uint64_t gpa, bytes;
-	double t0, t1;
-	int err; /* -errno */
-	int fell_back;
-	struct prefault_stats pf;
-	char what[64]; /* the step that failed */
-};
-
-struct eager_run {
-	enum eager_strategy strategy; /* resolved: populate, prefault or touch */
-	unsigned nthreads;
-	int on_vcpu_threads; /* else dedicated threads (--eager-threads) */
-	int progress_bar;    /* draw one on stderr (a terminal, big population) */
-	struct eager_thread *th;
-	uint64_t total_bytes;
-	uint64_t done_bytes; /* atomic: progress */
-	unsigned done;	     /* threads finished, under vm->lock */
-	int go;		     /* vCPU threads may enter the guest, under vm->lock */
-	double t_start, t_end;
-	int64_t resident_bytes; /* guest RAM resident on the host after eager (mincore) */
-};
-
-/* timeline.c: phases on one clock (CLOCK_MONOTONIC; guest TSC via an anchor). */
-#define TL_MAX_PHASES 32
-struct tl_phase {
-	char name[24];
-	double t;	 /* when the phase ended (seconds, CLOCK_MONOTONIC) */
-	int guest;	 /* marked by the guest (TSC) */
-	uint64_t *stats; /* KVM counters then, or NULL (stats_count entries) */
-};
-
-struct timeline {
-	struct tl_phase p[TL_MAX_PHASES];
-	unsigned n;
-	int anchored; /* guest TSC tsc0 was read at our time t_tsc0 */
-	uint64_t tsc0;
-	double t_tsc0;
-};
-
+/* ---- timeline.c: phases on one clock, KVM counters at each boundary ------ */
+struct timeline;
+struct timeline *timeline_create(struct kvm_stats *stats,
+				 uint32_t tsc_khz); /* NULL: ENOMEM */
+/* Counters (once the vCPUs exist) and the TSC rate (once KVM told it); not owned. */
+void timeline_attach(struct timeline *tl, struct kvm_stats *stats, uint32_t tsc_khz);
+void timeline_mark(struct timeline *tl, const char *name); /* a VMM phase ends now */
+void timeline_mark_at(struct timeline *tl, const char *name, double t, int guest);
+/* On vCPU 0's thread, just before its first KVM_RUN: anchor the guest's TSC. */
+void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
+void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
+const char *timeline_guest_mark_name(uint32_t mark);
+double timeline_time(const struct timeline *tl, const char *name); /* 0 if not reached */
+unsigned timeline_count(const struct timeline *tl);
+/* Phase i: its name, when it ended, whether the guest marked it. */
+const char *timeline_phase(const struct timeline *tl, unsigned i, double *t, int *guest);
+/* Counter `name` during phase i (since the previous phase with counters). 0 if unknown. */
+int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
+		   uint64_t *out);
 struct tl_summary {
 	double setup_ms, eager_ms, first_useful_work_ms, total_ms, first_pass_ms;
 };
+void timeline_summary(const struct timeline *tl, double eager_ms, struct tl_summary *s);
+void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f);
+void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
+			 struct json *j);
+void timeline_free(struct timeline *tl);
+
+/* ---- results.c: what the guest reported -------------------------------- */
+struct results;
+struct results *results_create(void);			       /* NULL: ENOMEM */
+void results_set_tsc_khz(struct results *r, uint32_t tsc_khz); /* the records' clock */
+/*
+ * Keep a copy of n records (checked, and copied once out of guest memory)
+ * and print their tables to print (if not NULL) while no other batch can
+ * move them. 0 or -errno.
+ */
+int results_add_sweep(struct results *r, const struct mvm_rec_sweep *recs, uint32_t n,
+		      FILE *print);
+int results_add_touch(struct results *r, const struct mvm_rec_touch *recs, uint32_t n);
+const struct mvm_rec_sweep *results_sweep(const struct results *r, size_t *n);
+const struct mvm_rec_touch *results_touch(const struct results *r, size_t *n);
+double results_seconds(const struct results *r, uint64_t cycles);
+void results_free(struct results *r);
+
+/* report.c: the tables a person reads. */
+/* The OSv tables of the records from index `from` on (one batch), unless already printed. */
+void report_sweep_batch(const struct results *r, size_t from, FILE *f);
+void report_touch(const struct results *r, FILE *f);
+
+/* ---- run.c: one measured run -------------------------------------------- */
 
 /* Process resources around a run (--compare checks that none leak). */
 struct resources {
 	int fds, threads;
 };
 
-struct unclaimed {
-	uint64_t count;
-	uint64_t first_addr; /* port or MMIO address of the first one */
-	int first_write;
-	int mmio;
+/* Output files, opened before anything runs: the sandbox allows no open(2) later. */
+struct outputs {
+	FILE *results, *trace;
+	int fds[2], n;
 };
 
-struct vm {
-	/* Fixed once setup is done. */
+/*
+ * One VM from options to results: the VM, its devices, and the subsystems
+ * that measure it, each owning its state. The run wires them together: it
+ * is the devices' host (hypercalls) and the VM's hooks.
+ */
+struct run {
 	const struct config *cfg;
-	struct platform plat;
-	int kvm_fd, vm_fd;
-	struct guest_ram ram;
-	struct mvm_image_header image;
-	struct vcpu *vcpus;
-	unsigned nvcpus;
-	pthread_t main_thread;
-	struct pio_bus pio;
-	double t_start;		 /* this run's "exec" (CLOCK_MONOTONIC seconds) */
-	struct kvm_stats *stats; /* NULL when KVM has no binary stats */
-	int *stats_fd_list;	 /* the stats fds, for the sandbox (stats.c) */
-	int nstats_fds;
+	struct vm vm;
+	struct console *console;
+	struct hc_host hc;   /* the hypercall port's view of this run */
+	struct eager *eager; /* NULL when lazy */
+	struct kvm_stats *stats;
+	struct timeline *tl;
+	struct results *res;
+	size_t printed; /* sweep records whose tables are printed */
+	double t_exec;
 	int sandbox;	  /* install the seccomp filters (not --no-sandbox) */
 	int sandbox_main; /* ... on the main thread too (the last run of a process) */
-	int out_fds[2];	  /* results and trace files, opened before the filter */
-	int nout;
+	const struct outputs *out;
 	struct resources res_before, res_after; /* --compare: around this run */
-
-	/* Shared by the threads of a run: under lock, or atomics where noted. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* eager progress and go */
-	enum run_end end;    /* read without the lock by vm_stopping() */
-	int status;	     /* guest's exit status, when end == END_GUEST_EXIT */
-	const char *reason;  /* exit.reason in the results */
-	char message[768];
-	unsigned running; /* vCPU threads still in their run loop */
-	uint64_t console_bytes, console_dropped;
-	struct unclaimed pio_unclaimed, mmio_unclaimed;
-	uint8_t com1_regs[8];
-	struct eager_run eager;
-	struct timeline tl;
-	struct results res;
 };
 
-/* Guest TSC cycles as seconds, at the frequency KVM reported for this VM. */
-static inline double cycles_to_s(const struct vm *vm, uint64_t cycles)
-{
-	return (double)cycles / ((double)vm->plat.tsc_khz * HZ_PER_KHZ);
-}
+/* Everything without KVM: devices wired, subsystems created. 0 or -ENOMEM. */
+int run_init(struct run *r, const struct config *cfg, double t_exec,
+	     const struct outputs *out, int sandbox_main);
+/* Claim the devices' ports on the VM's bus. 0 or -errno. */
+int run_register_devices(struct run *r);
+/* Set up, run the guest to its end, tear the VM down. Returns the exit status. */
+int run_execute(struct run *r);
+/* What ended the run, unclaimed devices, dropped console output, the timeline. */
+void run_report(struct run *r, int status, int timeline);
+void run_summary(const struct run *r, struct tl_summary *s);
+void run_write_obj(const struct run *r, struct json *j, const char *key);
+int run_write_json(const struct run *r, FILE *f); /* 0 or -errno */
+void run_free(struct run *r);
 
-/* kvm.c */
-/* Open /dev/kvm (and check its API) / create the VM. 0, or -1 with the reason in err. */
-int kvm_open(struct vm *vm, char *err, size_t errlen);
-int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
-void platform_detect(struct vm *vm);
-void platform_print(const struct vm *vm, FILE *f);
-
-/* loader.c: validate and copy the image into guest RAM. errx-free: 0 or exit status. */
-int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen);
-int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
-		 struct mvm_image_header *hdr, char *err, size_t errlen);
-void loader_entry_tables(struct guest_ram *ram);
-
-/* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. Returns 0 or a libfdt error (< 0). */
-int bootinfo_build(void *buf, size_t size, uint64_t mem_bytes, unsigned vcpus,
-		   uint32_t tsc_khz, int eager_touch, int argc, char **argv);
-
-/* vcpu.c */
-int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */
-int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
-void vcpu_destroy(struct vcpu *v);
-void *vcpu_thread(void *arg);
-void vcpu_describe(struct vcpu *v, char *buf, size_t len);
-
-/* exits.c: KVM exit dispatch. */
-enum exit_action { EXIT_CONTINUE, EXIT_STOP };
-enum exit_action exit_dispatch(struct vm *vm, struct vcpu *v);
-const char *exit_reason_name(uint32_t reason);
-
-/* run.c: run state shared by all threads. */
-void vm_finish(struct vm *vm, enum run_end end, int status, const char *reason,
-	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-int vm_stopping(struct vm *vm);
-void vm_vcpu_done(struct vm *vm, struct vcpu *v); /* a vCPU thread left its loop */
-int vm_run(struct vm *vm); /* runs the guest to its end; returns the exit status */
-double now_s(void);
-
-/* eager.c */
-/* Resolve the strategy and plan the slices. 0, or -1 with the reason in err. */
-int eager_plan(struct vm *vm, char *err, size_t errlen);
-int eager_host_side(const struct vm *vm); /* populate or prefault work to do */
-void eager_work(struct vm *vm, struct eager_thread *t);
-int eager_run_dedicated(struct vm *vm, const sigset_t *waitset);
-int eager_wait(struct vm *vm, const sigset_t *waitset); /* 0, or -1 if the run ended */
-void eager_vcpu_gate(struct vm *vm, struct vcpu *v);
-void eager_report(const struct vm *vm, FILE *f);
-void eager_write_json(const struct vm *vm, struct json *j);
-
-/* stats.c: KVM_GET_STATS_FD of the VM and each vCPU (after vCPUs exist). */
-struct kvm_stats;
-int stats_open(struct vm *vm);	 /* 0 or -errno; vm->stats stays NULL on failure */
-void stats_close(struct vm *vm); /* close the fds; names and samples stay readable */
-void stats_free(struct vm *vm);
-unsigned stats_count(const struct vm *vm);
-int stats_fds(const struct vm *vm, int *fds, int max); /* how many were stored */
-const char *stats_name(const struct vm *vm, unsigned i, int *cumulative);
-int stats_sample(struct vm *vm, uint64_t *out); /* VM's, then vCPUs' summed */
-
-/* timeline.c */
-void timeline_mark(struct vm *vm, const char *name); /* a VMM phase ends now */
-void timeline_mark_at(struct vm *vm, const char *name, double t, int guest);
-void timeline_guest_entry(struct vm *vm, struct vcpu *v);
-void timeline_guest_mark(struct vm *vm, uint32_t mark, uint64_t tsc);
-const char *timeline_guest_mark_name(uint32_t mark);
-double timeline_time(const struct vm *vm, const char *name); /* 0 if not reached */
-void timeline_summary(const struct vm *vm, struct tl_summary *s);
-void timeline_print(const struct vm *vm, FILE *f);
-void timeline_write_json(const struct vm *vm, struct json *j);
-void timeline_free(struct vm *vm);
-
-/* compare.c: --compare's verdict, all from the two runs' measurements. */
+/* ---- compare.c: --compare: lazy, then eager, and what the numbers say ----- */
 struct verdict {
 	int have_work; /* both runs marked their first useful work */
 	double eager_cost_ms, setup_lazy_ms, setup_eager_ms;
@@ -295,11 +400,10 @@ struct verdict {
 	double touched_bytes, ram_bytes;
 	double break_even; /* fraction of RAM; < 0: never */
 };
-void compare_verdict(const struct vm *lazy, const struct vm *eager, struct verdict *v);
-void compare_print(const struct vm *lazy, const struct vm *eager, FILE *f);
-int compare_write_json(const struct vm *lazy, const struct vm *eager, FILE *f);
+void compare_verdict(const struct run *lazy, const struct run *eager, struct verdict *v);
+int compare_main(const struct config *cfg, const struct outputs *o);
 
-/* sandbox.c: seccomp allowlists (libseccomp), one per thread role. */
+/* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
 enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
@@ -311,22 +415,9 @@ struct sandbox_fds {
 /* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
 int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
-void vm_sandbox_fds(const struct vm *vm, struct sandbox_fds *f, int vcpu_fd);
 
-/* trace.c: Chrome trace events for n runs (one process track each). 0 or -errno. */
-int trace_write(FILE *f, const struct vm *const *vms, const char *const *labels, int n);
-
-/* results.c */
-/* Keep a copy of n records and print their table to f (if not NULL). 0 or -errno. */
-int results_add_sweep(struct vm *vm, const struct mvm_rec_sweep *recs, uint32_t n,
-		      FILE *f);
-int results_add_touch(struct vm *vm, const struct mvm_rec_touch *recs, uint32_t n);
-/* Print the tables of one batch, unless an earlier batch's aggregates already did. */
-void results_print_batch(const struct vm *vm, const struct mvm_rec_sweep *recs,
-			 uint32_t n, const struct mvm_rec_sweep *earlier, size_t nearlier,
-			 FILE *f);
-int results_write_json(const struct vm *vm, FILE *f);
-void results_write_obj(const struct vm *vm, struct json *j, const char *key);
-int exit_status_of(const struct vm *vm);
+/* ---- trace.c: Chrome trace events for n runs (one process track each) ---- */
+int trace_write(FILE *f, const struct run *const *runs, const char *const *labels,
+		int n); /* 0 or -errno */
 
 #endif /* MINIVMM_VMM_H */

@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct guest_ram ram = { .hva = mem,
 				 .size = sizeof(mem),
 				 .map_bytes = sizeof(mem) };
-	union hc_args out;
+	struct hc_call c;
+	const union hc_args *out = &c.a;
 	char err[256];
 	uint64_t gpa;
 
@@ -27,20 +28,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(mem + (gpa % RAM_BYTES), data + 8,
 	       size - 8 < RAM_BYTES - gpa % RAM_BYTES ? size - 8
 						      : RAM_BYTES - gpa % RAM_BYTES);
-	if (hc_decode(&ram, gpa, &out, err, sizeof(err)) == 0) {
+	if (hc_decode(&ram, gpa, &c, err, sizeof(err)) == 0) {
 		/* Whatever decoded must name only guest memory. */
-		if (out.hdr.nr == MVM_HC_CONSOLE &&
-		    !mm_gpa_to_hva(&ram, out.console.buf_gpa, out.console.len))
+		if (out->hdr.nr == MVM_HC_CONSOLE &&
+		    !mm_gpa_to_hva(&ram, out->console.buf_gpa, out->console.len))
 			abort();
-		if (out.hdr.nr == MVM_HC_ZERO)
-			for (uint32_t i = 0; i < out.zero.call.count; i++)
-				if (!mm_gpa_to_hva(&ram, out.zero.runs[i].gpa,
-						   out.zero.runs[i].pages *
-							   MVM_PAGE_BYTES))
+		if (out->hdr.nr == MVM_HC_ZERO)
+			for (uint32_t i = 0; i < out->zero.count; i++)
+				if (!mm_gpa_to_hva(&ram, c.runs[i].gpa,
+						   c.runs[i].pages * MVM_PAGE_BYTES))
 					abort();
-		if (out.hdr.nr == MVM_HC_ABORT &&
-		    (memchr(out.abort.msg, 0, sizeof(out.abort.msg)) == NULL ||
-		     memchr(out.abort.file, 0, sizeof(out.abort.file)) == NULL))
+		if (out->hdr.nr == MVM_HC_ABORT &&
+		    (memchr(out->abort.msg, 0, sizeof(out->abort.msg)) == NULL ||
+		     memchr(out->abort.file, 0, sizeof(out->abort.file)) == NULL))
 			abort();
 	} else if (!memchr(err, 0, sizeof(err)) || !err[0]) {
 		abort(); /* a violation always says what it was */

@@ -9,7 +9,7 @@ static struct guest_ram ram = { .hva = mem,
 				.size = sizeof(mem),
 				.map_bytes = sizeof(mem) };
 
-static int decode_at(uint64_t gpa, const void *args, size_t len, union hc_args *out,
+static int decode_at(uint64_t gpa, const void *args, size_t len, struct hc_call *out,
 		     char *err)
 {
 	memset(mem, 0, sizeof(mem));
@@ -20,7 +20,8 @@ static int decode_at(uint64_t gpa, const void *args, size_t len, union hc_args *
 
 void test_hc_decode(void)
 {
-	union hc_args a;
+	struct hc_call c;
+	union hc_args *a = &c.a;
 	char err[256];
 	struct mvm_hc_console con = { { MVM_HC_CONSOLE, sizeof(con) }, 0x100, 5 };
 	struct mvm_hc_exit ex = { { MVM_HC_EXIT, sizeof(ex) }, -3, 0 };
@@ -30,99 +31,107 @@ void test_hc_decode(void)
 	struct mvm_hc_abort ab = { { MVM_HC_ABORT, sizeof(ab) }, 7, 14, 0, 0, 0, "", "" };
 	struct mvm_hc_hdr hdr;
 
-	CHECK(decode_at(0x1000, &con, sizeof(con), &a, err) == 0);
-	CHECK(a.hdr.nr == MVM_HC_CONSOLE && a.console.len == 5);
-	CHECK(decode_at(0x1000, &ex, sizeof(ex), &a, err) == 0 && a.exit.status == -3);
-	CHECK(decode_at(0x1000, &rec, sizeof(rec), &a, err) == 0 && a.records.count == 2);
+	CHECK(decode_at(0x1000, &con, sizeof(con), &c, err) == 0);
+	CHECK(a->hdr.nr == MVM_HC_CONSOLE && a->console.len == 5);
+	CHECK(decode_at(0x1000, &ex, sizeof(ex), &c, err) == 0 && a->exit.status == -3);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == 0 &&
+	      a->records.count == 2);
 
 	/* Abort strings are forced to end inside their arrays. */
 	memset(ab.file, 'f', sizeof(ab.file));
 	memset(ab.msg, 'm', sizeof(ab.msg));
-	CHECK(decode_at(0x1000, &ab, sizeof(ab), &a, err) == 0);
-	CHECK(strlen(a.abort.file) == sizeof(ab.file) - 1);
-	CHECK(strlen(a.abort.msg) == sizeof(ab.msg) - 1);
+	CHECK(decode_at(0x1000, &ab, sizeof(ab), &c, err) == 0);
+	CHECK(strlen(a->abort.file) == sizeof(ab.file) - 1);
+	CHECK(strlen(a->abort.msg) == sizeof(ab.msg) - 1);
 
 	/* Argument struct outside RAM, or running past its end. */
-	CHECK(decode_at(sizeof(mem), &ex, 0, &a, err) == -1);
+	CHECK(decode_at(sizeof(mem), &ex, 0, &c, err) == -EFAULT);
 	CHECK_STR_CONTAINS(err, "outside guest RAM");
-	CHECK(decode_at(sizeof(mem) - 4, &ex, 4, &a, err) == -1);
-	CHECK(decode_at(sizeof(mem) - 8, &ex, 8, &a, err) == -1);
+	CHECK(decode_at(sizeof(mem) - 4, &ex, 4, &c, err) == -EFAULT);
+	CHECK(decode_at(sizeof(mem) - 8, &ex, 8, &c, err) == -EFAULT);
 	CHECK_STR_CONTAINS(err, "run past guest RAM");
 
 	/* Unknown numbers and wrong sizes. */
 	hdr = (struct mvm_hc_hdr){ 0, 8 };
-	CHECK(decode_at(0x1000, &hdr, sizeof(hdr), &a, err) == -1);
+	CHECK(decode_at(0x1000, &hdr, sizeof(hdr), &c, err) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "unknown hypercall number 0");
 	hdr = (struct mvm_hc_hdr){ MVM_HC_COUNT, 8 };
-	CHECK(decode_at(0x1000, &hdr, sizeof(hdr), &a, err) == -1);
+	CHECK(decode_at(0x1000, &hdr, sizeof(hdr), &c, err) == -EINVAL);
 	hdr = (struct mvm_hc_hdr){ 0xffffffff, 8 };
-	CHECK(decode_at(0x1000, &hdr, sizeof(hdr), &a, err) == -1);
+	CHECK(decode_at(0x1000, &hdr, sizeof(hdr), &c, err) == -EINVAL);
 	ex.hdr.size = sizeof(ex) + 1;
-	CHECK(decode_at(0x1000, &ex, sizeof(ex), &a, err) == -1);
+	CHECK(decode_at(0x1000, &ex, sizeof(ex), &c, err) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "size");
 
 	/* Console: huge length, buffer outside RAM, buffer wrapping the address space. */
 	con.len = MVM_CONSOLE_MAX_BYTES + 1;
-	CHECK(decode_at(0x1000, &con, sizeof(con), &a, err) == -1);
+	CHECK(decode_at(0x1000, &con, sizeof(con), &c, err) == -EINVAL);
 	con.len = 16;
 	con.buf_gpa = sizeof(mem) - 8;
-	CHECK(decode_at(0x1000, &con, sizeof(con), &a, err) == -1);
+	CHECK(decode_at(0x1000, &con, sizeof(con), &c, err) == -EINVAL);
 	con.buf_gpa = UINT64_MAX - 4;
-	CHECK(decode_at(0x1000, &con, sizeof(con), &a, err) == -1);
+	CHECK(decode_at(0x1000, &con, sizeof(con), &c, err) == -EINVAL);
 	con.len = 0;
 	con.buf_gpa = sizeof(mem);
-	CHECK(decode_at(0x1000, &con, sizeof(con), &a, err) == 0);
+	CHECK(decode_at(0x1000, &con, sizeof(con), &c, err) == 0);
 
 	/* Records: unknown kind, too many, outside RAM, overflowing count * size. */
 	rec.kind = 99;
-	CHECK(decode_at(0x1000, &rec, sizeof(rec), &a, err) == -1);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
 	rec.kind = MVM_REC_SWEEP;
 	rec.count = MVM_RECORDS_MAX + 1;
-	CHECK(decode_at(0x1000, &rec, sizeof(rec), &a, err) == -1);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
 	rec.count = MVM_RECORDS_MAX;
 	rec.recs_gpa = sizeof(mem) - 64;
-	CHECK(decode_at(0x1000, &rec, sizeof(rec), &a, err) == -1);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
 	rec.recs_gpa = UINT64_MAX - 64;
 	rec.count = 1;
-	CHECK(decode_at(0x1000, &rec, sizeof(rec), &a, err) == -1);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
 }
 
-static int dummy_io(struct vm *vm, struct vcpu *v, uint16_t port, int is_write,
-		    uint8_t *data, unsigned size)
+static enum dev_action dummy_io(void *cookie, unsigned vcpu, uint64_t port, int is_write,
+				uint8_t *data, unsigned size)
 {
-	return 0;
+	return DEV_CONTINUE;
 }
 
 void test_pio_register(void)
 {
-	struct pio_bus bus = { .n = 0 };
-	struct pio_dev a = { "a", 0x3f8, 8, dummy_io };
-	struct pio_dev b = { "b", 0x3ff, 1, dummy_io };
-	struct pio_dev c = { "c", 0x3f0, 8, dummy_io };
-	struct pio_dev d = { "d", 0xffff, 2, dummy_io };
-	struct pio_dev e = { "e", 0x10, 0, dummy_io };
+	struct io_bus bus;
+	struct io_dev a = { "a", 0x3f8, 8, dummy_io, NULL };
+	struct io_dev b = { "b", 0x3ff, 1, dummy_io, NULL };
+	struct io_dev c = { "c", 0x3f0, 8, dummy_io, NULL };
+	struct io_dev d = { "d", 0xffff, 2, dummy_io, NULL };
+	struct io_dev e = { "e", 0x10, 0, dummy_io, NULL };
+	struct hc_host host = { 0 };
+	struct console *con = console_create(1, stdout, 1);
 
-	CHECK(pio_register(&bus, &a) == 0);
-	CHECK(pio_register(&bus, &b) == -EEXIST);
-	CHECK(pio_register(&bus, &c) == 0); /* adjacent, not overlapping */
-	CHECK(pio_register(&bus, &d) == -EINVAL);
-	CHECK(pio_register(&bus, &e) == -EINVAL);
-	CHECK(pio_find(&bus, 0x3f8) == &bus.devs[0]);
-	CHECK(pio_find(&bus, 0x3ff) == &bus.devs[0]);
-	CHECK(pio_find(&bus, 0x3f7) == &bus.devs[1]);
-	CHECK(pio_find(&bus, 0x400) == NULL);
-	CHECK(pio_find(&bus, 0x3ef) == NULL);
-	for (uint16_t p = 0x1000; bus.n < PIO_MAX_DEVS; p += 0x10) {
-		struct pio_dev f = { "f", p, 1, dummy_io };
+	io_bus_init(&bus, 0x10000);
+	CHECK(io_bus_register(&bus, &a) == 0);
+	CHECK(io_bus_register(&bus, &b) == -EEXIST);
+	CHECK(io_bus_register(&bus, &c) == 0); /* adjacent, not overlapping */
+	CHECK(io_bus_register(&bus, &d) == -EINVAL);
+	CHECK(io_bus_register(&bus, &e) == -EINVAL);
+	CHECK(io_bus_find(&bus, 0x3f8) == &bus.devs[0]);
+	CHECK(io_bus_find(&bus, 0x3ff) == &bus.devs[0]);
+	CHECK(io_bus_find(&bus, 0x3f7) == &bus.devs[1]);
+	CHECK(io_bus_find(&bus, 0x400) == NULL);
+	CHECK(io_bus_find(&bus, 0x3ef) == NULL);
+	for (uint16_t p = 0x1000; bus.n < IO_BUS_MAX_DEVS; p += 0x10) {
+		struct io_dev f = { "f", p, 1, dummy_io, NULL };
 
-		CHECK(pio_register(&bus, &f) == 0);
+		CHECK(io_bus_register(&bus, &f) == 0);
 	}
-	CHECK(pio_register(&bus, &(struct pio_dev){ "g", 0x9000, 1, dummy_io }) ==
+	CHECK(io_bus_register(&bus, &(struct io_dev){ "g", 0x9000, 1, dummy_io, NULL }) ==
 	      -ENOSPC);
 
-	bus.n = 0;
-	CHECK(devices_register_all(&bus) == 0);
-	CHECK(pio_find(&bus, MVM_HC_PORT) && pio_find(&bus, MVM_DEBUGCON_PORT) &&
-	      pio_find(&bus, MVM_COM1_PORT + 5));
-	CHECK(devices_register_all(&bus) == -EEXIST);
+	/* Every device minivmm has, once; twice overlaps. */
+	io_bus_init(&bus, 0x10000);
+	CHECK(con != NULL);
+	CHECK(hypercalls_register(&host, &bus) == 0 && console_register(con, &bus) == 0);
+	CHECK(io_bus_find(&bus, MVM_HC_PORT) && io_bus_find(&bus, MVM_DEBUGCON_PORT) &&
+	      io_bus_find(&bus, MVM_COM1_PORT + 5));
+	CHECK(hypercalls_register(&host, &bus) == -EEXIST);
+	CHECK(console_register(con, &bus) == -EEXIST);
+	console_free(con);
 }

@@ -3,7 +3,7 @@
 
 #include "check.h"
 #include "minivmm_abi.h"
-#include "eager.h"
+#include "mm.h"
 #include "mm.h"
 
 void test_gpa_translator(void)

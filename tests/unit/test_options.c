@@ -1,4 +1,5 @@
 /* Unit tests: the size parser and the option parser. */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -16,17 +17,17 @@ void test_parse_size(void)
 	CHECK(parse_size("2T", &v) == 0 && v == 2ULL << 40);
 	CHECK(parse_size("8KB", &v) == 0 && v == 8192);
 	CHECK(parse_size("0", &v) == 0 && v == 0);
-	CHECK(parse_size("", &v) == -1);
-	CHECK(parse_size(NULL, &v) == -1);
-	CHECK(parse_size("G", &v) == -1);
-	CHECK(parse_size("-1G", &v) == -1);
-	CHECK(parse_size(" 1G", &v) == -1);
-	CHECK(parse_size("1.5G", &v) == -1);
-	CHECK(parse_size("1X", &v) == -1);
-	CHECK(parse_size("1GG", &v) == -1);
-	CHECK(parse_size("1Gi", &v) == -1);
-	CHECK(parse_size("99999999999999999999", &v) == -1);
-	CHECK(parse_size("17179869184T", &v) == -1); /* 2^34 T overflows */
+	CHECK(parse_size("", &v) == -EINVAL);
+	CHECK(parse_size(NULL, &v) == -EINVAL);
+	CHECK(parse_size("G", &v) == -EINVAL);
+	CHECK(parse_size("-1G", &v) == -EINVAL);
+	CHECK(parse_size(" 1G", &v) == -EINVAL);
+	CHECK(parse_size("1.5G", &v) == -EINVAL);
+	CHECK(parse_size("1X", &v) == -EINVAL);
+	CHECK(parse_size("1GG", &v) == -EINVAL);
+	CHECK(parse_size("1Gi", &v) == -EINVAL);
+	CHECK(parse_size("99999999999999999999", &v) == -EINVAL);
+	CHECK(parse_size("17179869184T", &v) == -EINVAL); /* 2^34 T overflows */
 	CHECK(parse_size("16777215T", &v) == 0 && v == 16777215ULL << 40);
 }
 
@@ -75,24 +76,26 @@ void test_options(void)
 		free(bad);
 		free(prog);
 	}
-	CHECK(parse(&c, (const char *const[]){ "minivmm", NULL }) == -1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", NULL }) == -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "lots", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "0", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "3M", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "9M", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", "2T", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "0", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "x", "g", NULL }) ==
-	      -1);
+	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--timeout", "-1", "g",
-					       NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--bogus", "g", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "g", "extra", NULL }) == -1);
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", NULL }) == -1);
+					       NULL }) == -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--bogus", "g", NULL }) ==
+	      -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "g", "extra", NULL }) ==
+	      -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", NULL }) == -EINVAL);
 }

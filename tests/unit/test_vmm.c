@@ -1,4 +1,5 @@
 /* Unit tests: boot-info FDT contents, image checks, and exit dispatch on fabricated exits. */
+#include <errno.h>
 #include <libfdt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,7 +15,10 @@ void test_bootinfo_fdt(void)
 	const char *s;
 	int node, len, n = 0, sub;
 
-	CHECK(bootinfo_build(buf, sizeof(buf), 3ULL << 30, 3, 2596136, 1, 4, argv) == 0);
+	struct bootinfo bi = { 3ULL << 30, 3, 2596136, 1, 4, argv };
+	char err[128];
+
+	CHECK(bootinfo_build(buf, sizeof(buf), &bi, err, sizeof(err)) == 0);
 	CHECK(fdt_check_header(buf) == 0);
 	CHECK(fdt_totalsize(buf) <= sizeof(buf));
 	s = fdt_getprop(buf, 0, "compatible", NULL);
@@ -45,13 +49,15 @@ void test_bootinfo_fdt(void)
 	/* No arguments: no list, empty bootargs. Too small a buffer: an error, not a crash. */
 	s = fdt_getprop(buf, node, "minivmm,eager", NULL);
 	CHECK(s && !strcmp(s, "touch"));
-	CHECK(bootinfo_build(buf, sizeof(buf), 1ULL << 30, 1, 1, 0, 0, NULL) == 0);
+	bi = (struct bootinfo){ 1ULL << 30, 1, 1, 0, 0, NULL };
+	CHECK(bootinfo_build(buf, sizeof(buf), &bi, err, sizeof(err)) == 0);
 	node = fdt_path_offset(buf, "/chosen");
 	CHECK(fdt_getprop(buf, node, "minivmm,args", NULL) == NULL);
 	CHECK(fdt_getprop(buf, node, "minivmm,eager", NULL) == NULL);
 	s = fdt_getprop(buf, node, "bootargs", NULL);
 	CHECK(s && !strcmp(s, ""));
-	CHECK(bootinfo_build(buf, 64, 1ULL << 30, 1, 1, 0, 0, NULL) < 0);
+	CHECK(bootinfo_build(buf, 64, &bi, err, sizeof(err)) == -ENOSPC);
+	CHECK_STR_CONTAINS(err, "NOSPACE");
 }
 
 static size_t make_image(uint8_t *img, uint64_t load, uint64_t entry_off,
@@ -77,168 +83,165 @@ void test_loader_check(void)
 
 	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == 0);
 	CHECK_EQ(h.entry_gpa, MVM_LOAD_GPA + 64);
-	CHECK(loader_check(img, n, 64 << 20, 5, &h, err, sizeof(err)) == EXIT_USAGE);
+	CHECK(loader_check(img, n, 64 << 20, 5, &h, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "at most 4");
-	CHECK(loader_check(img, n, 4 << 20, 1, &h, err, sizeof(err)) == EXIT_USAGE);
+	CHECK(loader_check(img, n, 4 << 20, 1, &h, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "too small");
-	CHECK(loader_check(img, 16, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, 16, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 
 	n = make_image(img, 0x200000, 64, 1 << 20, MVM_ABI_VERSION, 4);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 	CHECK_STR_CONTAINS(err, "load address 0x200000");
 	n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, MVM_ABI_VERSION + 1, 4);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 	CHECK_STR_CONTAINS(err, "ABI version");
 	n = make_image(img, MVM_LOAD_GPA, 8192, 1 << 20, MVM_ABI_VERSION,
 		       4); /* entry past file */
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 	n = make_image(img, MVM_LOAD_GPA, 64, 100, MVM_ABI_VERSION,
 		       4); /* end inside file */
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 	n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, MVM_ABI_VERSION, 0);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 
 	memcpy(img, "#!/bin/sh\necho hi\n", 18);
-	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) ==
-	      EXIT_GUEST_CRASH);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
 	CHECK_STR_CONTAINS(err, "not a minivmm guest");
 }
 
-/* A VM with 1 MiB of RAM and one vCPU that has no KVM behind it. */
-static struct vm vm;
+/* A run whose VM has 1 MiB of RAM and one vCPU, with no KVM behind them. */
+static struct run run;
+static struct vm *const vm = &run.vm;
 static struct config cfg = { .quiet = 1, .vcpus = 1 };
+static struct outputs outs;
 static struct vcpu vcpu;
 
 static void fake_vm(void)
 {
 	static uint8_t *mem;
-	static struct kvm_run *run;
+	static struct kvm_run *kvm_run;
 
 	if (!mem) {
 		mem = calloc(1, 1 << 20);
-		run = calloc(1, 4096);
+		kvm_run = calloc(1, 4096);
 	}
-	vm = (struct vm){
-		.cfg = &cfg, .kvm_fd = -1, .vm_fd = -1, .nvcpus = 1, .vcpus = &vcpu
-	};
-	vm.ram = (struct guest_ram){ .hva = mem, .size = 1 << 20, .map_bytes = 1 << 20 };
-	vm.plat.tsc_khz = 1000000;
-	vm.main_thread = pthread_self();
-	pthread_mutex_init(&vm.lock, NULL);
-	CHECK(devices_register_all(&vm.pio) == 0);
-	memset(run, 0, 4096);
-	vcpu = (struct vcpu){ .vm = &vm, .fd = -1, .run = run, .run_size = 4096 };
+	vm->vcpus = NULL; /* ours is static */
+	run_free(&run);
+	CHECK(run_init(&run, &cfg, 0, &outs, 0) == 0);
+	vm->nvcpus = 1;
+	vm->vcpus = &vcpu;
+	vm->ram = (struct guest_ram){ .hva = mem, .size = 1 << 20, .map_bytes = 1 << 20 };
+	vm->plat.tsc_khz = 1000000;
+	CHECK(run_register_devices(&run) == 0);
+	memset(kvm_run, 0, 4096);
+	vcpu = (struct vcpu){ .vm = vm, .fd = -1, .kvm_run = kvm_run, .run_size = 4096 };
 }
 
-static enum exit_action out32(uint16_t port, uint32_t value)
+static enum vcpu_action out32(uint16_t port, uint32_t value)
 {
-	struct kvm_run *run = vcpu.run;
+	struct kvm_run *r = vcpu.kvm_run;
 
-	run->exit_reason = KVM_EXIT_IO;
-	run->io.direction = KVM_EXIT_IO_OUT;
-	run->io.size = 4;
-	run->io.port = port;
-	run->io.count = 1;
-	run->io.data_offset = 1024;
-	memcpy((uint8_t *)run + 1024, &value, 4);
-	return exit_dispatch(&vm, &vcpu);
+	r->exit_reason = KVM_EXIT_IO;
+	r->io.direction = KVM_EXIT_IO_OUT;
+	r->io.size = 4;
+	r->io.port = port;
+	r->io.count = 1;
+	r->io.data_offset = 1024;
+	memcpy((uint8_t *)r + 1024, &value, 4);
+	return exit_dispatch(vm, &vcpu);
 }
 
-static enum exit_action plain_exit(uint32_t reason)
+static enum vcpu_action plain_exit(uint32_t reason)
 {
-	vcpu.run->exit_reason = reason;
-	return exit_dispatch(&vm, &vcpu);
+	vcpu.kvm_run->exit_reason = reason;
+	return exit_dispatch(vm, &vcpu);
 }
 
 void test_exit_dispatch(void)
 {
 	struct mvm_hc_console con = { { MVM_HC_CONSOLE, sizeof(con) }, 0x3000, 6 };
 	struct mvm_hc_exit ex = { { MVM_HC_EXIT, sizeof(ex) }, 3, 0 };
-	struct kvm_run *run;
+	struct kvm_run *r;
 
 	signal(SIGUSR2, SIG_IGN); /* vm_finish wakes the "main thread": us */
 	fake_vm();
-	run = vcpu.run;
-	memcpy(vm.ram.hva + 0x2000, &con, sizeof(con));
-	memcpy(vm.ram.hva + 0x3000, "hello\n", 6);
-	CHECK(out32(MVM_HC_PORT, 0x2000) == EXIT_CONTINUE);
-	CHECK_EQ(vm.console_bytes, 6);
-	CHECK(vm.end == END_RUNNING);
+	r = vcpu.kvm_run;
+	memcpy(vm->ram.hva + 0x2000, &con, sizeof(con));
+	memcpy(vm->ram.hva + 0x3000, "hello\n", 6);
+	CHECK(out32(MVM_HC_PORT, 0x2000) == VCPU_CONTINUE);
+	CHECK_EQ(console_bytes(run.console), 6);
+	CHECK(vm->end == END_RUNNING);
 
-	memcpy(vm.ram.hva + 0x2000, &ex, sizeof(ex));
-	CHECK(out32(MVM_HC_PORT, 0x2000) == EXIT_STOP);
-	CHECK(vm.end == END_GUEST_EXIT && vm.status == 3 && exit_status_of(&vm) == 1);
-
-	fake_vm();
-	CHECK(out32(MVM_HC_PORT, 0xfffff000) == EXIT_STOP); /* arguments outside RAM */
-	CHECK(vm.end == END_GUEST_CRASH && !strcmp(vm.reason, "abi-violation"));
-	CHECK_STR_CONTAINS(vm.message, "guest ABI violation");
-	CHECK_EQ(exit_status_of(&vm), EXIT_GUEST_CRASH);
+	memcpy(vm->ram.hva + 0x2000, &ex, sizeof(ex));
+	CHECK(out32(MVM_HC_PORT, 0x2000) == VCPU_STOP);
+	CHECK(vm->end == END_GUEST_EXIT && vm->status == 3 && vm_exit_status(vm) == 1);
 
 	fake_vm();
-	CHECK(out32(0x80, 0) == EXIT_CONTINUE); /* unclaimed port: counted */
-	CHECK_EQ(vm.pio_unclaimed.count, 1);
-	CHECK_EQ(vm.pio_unclaimed.first_addr, 0x80);
-	vcpu.run->io.direction = KVM_EXIT_IO_IN;
-	CHECK(exit_dispatch(&vm, &vcpu) == EXIT_CONTINUE);
-	CHECK_EQ(*(uint32_t *)((uint8_t *)vcpu.run + 1024), 0xffffffff);
-	CHECK_EQ(vm.pio_unclaimed.count, 2);
-	vcpu.run->io.data_offset = 8192; /* KVM handing us garbage must not crash us */
-	CHECK(exit_dispatch(&vm, &vcpu) == EXIT_STOP);
+	CHECK(out32(MVM_HC_PORT, 0xfffff000) == VCPU_STOP); /* arguments outside RAM */
+	CHECK(vm->end == END_ABI_VIOLATION &&
+	      !strcmp(vm_end_reason(vm), "abi-violation"));
+	CHECK_STR_CONTAINS(vm->message, "guest ABI violation");
+	CHECK_EQ(vm_exit_status(vm), EXIT_GUEST_CRASH);
 
 	fake_vm();
-	run = vcpu.run;
-	run->exit_reason = KVM_EXIT_MMIO;
-	run->mmio.phys_addr = 0xfee00000;
-	run->mmio.is_write = 0;
-	run->mmio.len = 4;
-	CHECK(exit_dispatch(&vm, &vcpu) == EXIT_CONTINUE);
-	CHECK_EQ(vm.mmio_unclaimed.count, 1);
-	CHECK_EQ(run->mmio.data[0], 0xff);
+	CHECK(out32(0x80, 0) == VCPU_CONTINUE); /* unclaimed port: counted */
+	CHECK_EQ(io_bus_unclaimed_counts(&vm->pio).count, 1);
+	CHECK_EQ(io_bus_unclaimed_counts(&vm->pio).first_addr, 0x80);
+	vcpu.kvm_run->io.direction = KVM_EXIT_IO_IN;
+	CHECK(exit_dispatch(vm, &vcpu) == VCPU_CONTINUE);
+	CHECK_EQ(*(uint32_t *)((uint8_t *)vcpu.kvm_run + 1024), 0xffffffff);
+	CHECK_EQ(io_bus_unclaimed_counts(&vm->pio).count, 2);
+	vcpu.kvm_run->io.data_offset =
+		8192; /* KVM handing us garbage must not crash us */
+	CHECK(exit_dispatch(vm, &vcpu) == VCPU_STOP);
 
 	fake_vm();
-	CHECK(plain_exit(KVM_EXIT_SHUTDOWN) == EXIT_STOP);
-	CHECK(vm.end == END_GUEST_CRASH);
-	CHECK_STR_CONTAINS(vm.message, "triple fault");
-	CHECK_STR_CONTAINS(vm.message, "KVM_EXIT_SHUTDOWN");
-	CHECK_STR_CONTAINS(vm.message, "registers unavailable"); /* no vCPU fd here */
+	r = vcpu.kvm_run;
+	r->exit_reason = KVM_EXIT_MMIO;
+	r->mmio.phys_addr = 0xfee00000;
+	r->mmio.is_write = 0;
+	r->mmio.len = 4;
+	CHECK(exit_dispatch(vm, &vcpu) == VCPU_CONTINUE);
+	CHECK_EQ(io_bus_unclaimed_counts(&vm->mmio).count, 1);
+	CHECK_EQ(r->mmio.data[0], 0xff);
 
 	fake_vm();
-	vcpu.run->internal.suberror = KVM_INTERNAL_ERROR_EMULATION;
-	CHECK(plain_exit(KVM_EXIT_INTERNAL_ERROR) == EXIT_STOP);
-	CHECK_STR_CONTAINS(vm.message, "emulation failed");
-	CHECK_STR_CONTAINS(vm.message, "KVM_EXIT_INTERNAL_ERROR");
+	CHECK(plain_exit(KVM_EXIT_SHUTDOWN) == VCPU_STOP);
+	CHECK(vm->end == END_GUEST_CRASH);
+	CHECK_STR_CONTAINS(vm->message, "triple fault");
+	CHECK_STR_CONTAINS(vm->message, "KVM_EXIT_SHUTDOWN");
+	CHECK_STR_CONTAINS(vm->message, "registers unavailable"); /* no vCPU fd here */
 
 	fake_vm();
-	vcpu.run->fail_entry.hardware_entry_failure_reason = 0x21;
-	CHECK(plain_exit(KVM_EXIT_FAIL_ENTRY) == EXIT_STOP);
-	CHECK_STR_CONTAINS(vm.message, "hardware reason 0x21");
+	vcpu.kvm_run->internal.suberror = KVM_INTERNAL_ERROR_EMULATION;
+	CHECK(plain_exit(KVM_EXIT_INTERNAL_ERROR) == VCPU_STOP);
+	CHECK_STR_CONTAINS(vm->message, "emulation failed");
+	CHECK_STR_CONTAINS(vm->message, "KVM_EXIT_INTERNAL_ERROR");
 
 	fake_vm();
-	CHECK(plain_exit(KVM_EXIT_HLT) == EXIT_STOP);
-	CHECK(!strcmp(vm.reason, "guest-halt"));
-	CHECK_STR_CONTAINS(vm.message, "HLT");
+	vcpu.kvm_run->fail_entry.hardware_entry_failure_reason = 0x21;
+	CHECK(plain_exit(KVM_EXIT_FAIL_ENTRY) == VCPU_STOP);
+	CHECK_STR_CONTAINS(vm->message, "hardware reason 0x21");
 
 	fake_vm();
-	CHECK(plain_exit(KVM_EXIT_DEBUG) == EXIT_STOP);
-	CHECK_STR_CONTAINS(vm.message, "unexpected exit (KVM_EXIT_DEBUG)");
+	CHECK(plain_exit(KVM_EXIT_HLT) == VCPU_STOP);
+	CHECK(!strcmp(vm_end_reason(vm), "guest-halt"));
+	CHECK_STR_CONTAINS(vm->message, "HLT");
+
 	fake_vm();
-	CHECK(plain_exit(100000) == EXIT_STOP);
-	CHECK_STR_CONTAINS(vm.message, "unknown exit");
+	CHECK(plain_exit(KVM_EXIT_DEBUG) == VCPU_STOP);
+	CHECK_STR_CONTAINS(vm->message, "unexpected exit (KVM_EXIT_DEBUG)");
 	fake_vm();
-	CHECK(plain_exit(KVM_EXIT_INTR) == EXIT_CONTINUE);
-	CHECK(vm.end == END_RUNNING);
+	CHECK(plain_exit(100000) == VCPU_STOP);
+	CHECK_STR_CONTAINS(vm->message, "unknown exit");
+	fake_vm();
+	CHECK(plain_exit(KVM_EXIT_INTR) == VCPU_CONTINUE);
+	CHECK(vm->end == END_RUNNING);
 
 	/* The first end wins: a later crash does not overwrite a guest exit. */
 	fake_vm();
-	memcpy(vm.ram.hva + 0x2000, &ex, sizeof(ex));
+	memcpy(vm->ram.hva + 0x2000, &ex, sizeof(ex));
 	out32(MVM_HC_PORT, 0x2000);
 	plain_exit(KVM_EXIT_SHUTDOWN);
-	CHECK(vm.end == END_GUEST_EXIT);
+	CHECK(vm->end == END_GUEST_EXIT);
 }

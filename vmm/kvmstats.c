@@ -108,11 +108,12 @@ struct kvm_stats {
 	pthread_mutex_t lock; /* pread into shared buffers */
 };
 
-int stats_open(struct vm *vm)
+int kvmstats_open(const struct vm *vm, struct kvm_stats **out)
 {
 	struct kvm_stats *st;
 	int r;
 
+	*out = NULL;
 	if (!vm->plat.stats_fd)
 		return -EOPNOTSUPP;
 	st = calloc(1, sizeof(*st));
@@ -124,21 +125,15 @@ int stats_open(struct vm *vm)
 	for (unsigned i = 0; !r && i < vm->nvcpus; i++, st->nvcpu++)
 		r = src_open(vm->vcpus[i].fd, &st->vcpu[i]);
 	if (r) {
-		vm->stats = st;
-		stats_free(vm);
+		kvmstats_free(st);
 		return r;
 	}
-	vm->stats = st;
-	vm->stats_fd_list = calloc(vm->nvcpus + 1, sizeof(int));
-	if (vm->stats_fd_list)
-		vm->nstats_fds = stats_fds(vm, vm->stats_fd_list, (int)vm->nvcpus + 1);
+	*out = st;
 	return 0;
 }
 
-void stats_close(struct vm *vm)
+void kvmstats_close(struct kvm_stats *st)
 {
-	struct kvm_stats *st = vm->stats;
-
 	if (!st)
 		return;
 	src_close(&st->vm);
@@ -146,10 +141,8 @@ void stats_close(struct vm *vm)
 		src_close(&st->vcpu[i]);
 }
 
-void stats_free(struct vm *vm)
+void kvmstats_free(struct kvm_stats *st)
 {
-	struct kvm_stats *st = vm->stats;
-
 	if (!st)
 		return;
 	src_free(&st->vm);
@@ -157,15 +150,10 @@ void stats_free(struct vm *vm)
 		src_free(&st->vcpu[i]);
 	free(st->vcpu);
 	free(st);
-	vm->stats = NULL;
-	free(vm->stats_fd_list);
-	vm->stats_fd_list = NULL;
-	vm->nstats_fds = 0;
 }
 
-int stats_fds(const struct vm *vm, int *fds, int max)
+int kvmstats_fds(const struct kvm_stats *st, int *fds, int max)
 {
-	const struct kvm_stats *st = vm->stats;
 	int n = 0;
 
 	if (!st)
@@ -177,17 +165,14 @@ int stats_fds(const struct vm *vm, int *fds, int max)
 	return n;
 }
 
-unsigned stats_count(const struct vm *vm)
+unsigned kvmstats_count(const struct kvm_stats *st)
 {
-	const struct kvm_stats *st = vm->stats;
-
 	return st ? st->vm.n + (st->nvcpu ? st->vcpu[0].n : 0) : 0;
 }
 
 /* Stat i: the VM's first, then the vCPUs' (summed over vCPUs). */
-const char *stats_name(const struct vm *vm, unsigned i, int *cumulative)
+const char *kvmstats_name(const struct kvm_stats *st, unsigned i, int *cumulative)
 {
-	const struct kvm_stats *st = vm->stats;
 	const struct stats_src *s = i < st->vm.n ? &st->vm : &st->vcpu[0];
 	unsigned k = i < st->vm.n ? i : i - st->vm.n;
 
@@ -195,9 +180,18 @@ const char *stats_name(const struct vm *vm, unsigned i, int *cumulative)
 	return s->name[k];
 }
 
-int stats_sample(struct vm *vm, uint64_t *out)
+int kvmstats_index(const struct kvm_stats *st, const char *name)
 {
-	struct kvm_stats *st = vm->stats;
+	int cum;
+
+	for (unsigned i = 0; i < kvmstats_count(st); i++)
+		if (!strcmp(kvmstats_name(st, i, &cum), name))
+			return (int)i;
+	return -1;
+}
+
+int kvmstats_sample(struct kvm_stats *st, uint64_t *out)
+{
 	int r;
 
 	if (!st)

@@ -1,34 +1,10 @@
-/* Eager population of guest RAM: host pages (populate) and second-level entries (prefault). */
-#include "eager.h"
+/* Populating guest RAM up front: host pages (populate) and second-level entries (prefault). */
+#include "mm.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-
-static const char *const strategy_names[EAGER_STRATEGY_COUNT] = {
-	[EAGER_NONE] = "none",	       [EAGER_AUTO] = "auto",
-	[EAGER_POPULATE] = "populate", [EAGER_PREFAULT] = "prefault",
-	[EAGER_TOUCH] = "touch",
-};
-_Static_assert(sizeof(strategy_names) / sizeof(strategy_names[0]) == EAGER_STRATEGY_COUNT,
-	       "one name per strategy");
-
-const char *eager_strategy_name(enum eager_strategy s)
-{
-	return s < EAGER_STRATEGY_COUNT ? strategy_names[s] : "?";
-}
-
-int eager_strategy_parse(const char *name, enum eager_strategy *out)
-{
-	for (int i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++) {
-		if (!strcmp(name, strategy_names[i])) {
-			*out = (enum eager_strategy)i;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 int mm_populate_range(uint8_t *hva, uint64_t len, uint64_t page_bytes, int *fell_back)
 {
@@ -47,7 +23,7 @@ int mm_populate_range(uint8_t *hva, uint64_t len, uint64_t page_bytes, int *fell
 	return 0;
 }
 
-int kvm_pre_fault_ioctl(int vcpu_fd, struct kvm_pre_fault_memory *range)
+int mm_prefault_ioctl(int vcpu_fd, struct kvm_pre_fault_memory *range)
 {
 	return ioctl(vcpu_fd, KVM_PRE_FAULT_MEMORY, range);
 }
