@@ -4,6 +4,7 @@
 #   make run        the default experiment (installs missing Debian packages)
 #   make lint       check formatting with clang-format
 #   make install    PREFIX=/usr/local DESTDIR=
+.DEFAULT_GOAL := all
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -30,7 +31,7 @@ INC_devices  := $(INC_mm) -Idevices
 INC_vmm      := $(INC_devices) -Ivmm
 INC_firmware := -Iinclude -Ifirmware
 INC_guest    := $(INC_firmware) -Iguest
-HOST_LDLIBS  := -lfdt -lseccomp -lpthread
+HOST_LDLIBS  := -lfdt -lseccomp -lpthread -lm
 ifeq ($(SAN),1)
 HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
                 -DMINIVMM_SANITIZE
@@ -56,6 +57,17 @@ ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
 $(shell mkdir -p build/host)
 $(file >$(FLAGS_STAMP),$(FLAGS_NOW))
 endif
+
+# The source revision goes into every results file (vmm/env.c); only env.o
+# is rebuilt when it changes.
+REVISION     := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+REV_STAMP    := build/host/revision
+ifneq ($(file <$(REV_STAMP)),$(REVISION))
+$(shell mkdir -p build/host)
+$(file >$(REV_STAMP),$(REVISION))
+endif
+build/host/vmm/env.o: $(REV_STAMP)
+build/host/vmm/env.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
 
 VMM_SRC      := $(wildcard vmm/*.c mm/*.c devices/*.c)
 VMM_OBJ      := $(VMM_SRC:%.c=build/host/%.o)
@@ -158,3 +170,7 @@ clean:
 
 .PHONY: all check-deps deps run lint format install clean test
 -include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)
+
+# make print-VAR: a variable's value, for scripts (the tests read INC_* and HOST_CFLAGS).
+print-%:
+	@echo '$($*)'

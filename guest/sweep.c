@@ -66,11 +66,11 @@ static uint64_t default_max(uint64_t free_bytes, uint32_t n, int flat)
 	return mib;
 }
 
-/* Write one byte per 4 KiB page: the loop the tables time. Runs natively at CPL3. */
+/* Write one byte per 4 KiB page, 0xfe as OSv does: the loop the tables time. Native at CPL3. */
 static void touch(volatile char *p, uint64_t bytes)
 {
 	for (uint64_t off = 0; off < bytes; off += PAGE)
-		p[off] = 1;
+		p[off] = (char)0xfe;
 }
 
 /* In parallel runs all vCPUs start each phase together; vCPU 0 keeps the wall clock. */
@@ -91,11 +91,15 @@ static void wall(const struct ctx *c, uint32_t k)
 	}
 }
 
-/* sweep: mmap (populate or demand), touch, munmap; map and touch timed. */
+/*
+ * sweep, as OSv's benchmark: mmap (populate or demand), then the timed touch
+ * loop, then munmap; the map and unmap are timed too, separately. The guest
+ * faults counted are those taken inside the touch loop.
+ */
 static void measure_sweep(const struct ctx *c, struct mvm_rec_sweep *r, uint64_t mib)
 {
 	uint64_t bytes = mib * MIB, t0, t1, t2;
-	struct fw_stats s0, s1;
+	struct fw_stats s0, sm, s1;
 	char *p;
 
 	phase(c, 0);
@@ -105,6 +109,7 @@ static void measure_sweep(const struct ctx *c, struct mvm_rec_sweep *r, uint64_t
 	r->map_cycles = rdtsc() - t0;
 	if (!p)
 		FAIL("vCPU %u: mmap of %lu MiB failed", c->cpu, mib);
+	get_stats(&sm);
 	phase(c, 1);
 	t1 = rdtsc();
 	touch(p, bytes);
@@ -116,7 +121,7 @@ static void measure_sweep(const struct ctx *c, struct mvm_rec_sweep *r, uint64_t
 	r->unmap_cycles = rdtsc() - t2;
 	r->touch_cycles = t2 - t1;
 	r->pages = bytes / PAGE;
-	r->guest_faults = s1.page_faults - s0.page_faults;
+	r->guest_faults = s1.page_faults - sm.page_faults;
 	r->pfn_sum = s1.pfn_sum - s0.pfn_sum;
 }
 
@@ -141,42 +146,38 @@ static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
 	r->pfn_sum = ((uintptr_t)p / PAGE) * r->pages + r->pages * (r->pages - 1) / 2;
 }
 
-/* vCPU 0, once all vCPUs finished an iteration: aggregates, then every record. */
-static void report(uint32_t per_cpu)
+/*
+ * vCPU 0, once every vCPU finished measurement k of this iteration: one
+ * batch (one exit, outside every timed region), the all-vCPU aggregate
+ * first. The VMM samples KVM's counters at each batch, so a batch's
+ * counters are this measurement's.
+ */
+static void report(uint32_t per_cpu, uint32_t k)
 {
-	uint32_t total = run.n * per_cpu, sent = 0;
+	static struct mvm_rec_sweep batch[FW_MAX_VCPUS + 1];
+	struct mvm_rec_sweep *a = &batch[0];
+	uint32_t n = 0;
 
-	if (run.n > 1) {
-		for (uint32_t k = 0; k < per_cpu; k++) {
-			struct mvm_rec_sweep *a = &run.all[k];
-			uint64_t map = a->map_cycles, touched = a->touch_cycles;
-
-			*a = run.recs[k];
-			a->vcpu = MVM_VCPU_ALL;
-			a->map_cycles = map;
-			a->touch_cycles = touched;
-			a->pages = a->guest_faults = a->pfn_sum = a->unmap_cycles = 0;
-			for (uint32_t v = 0; v < run.n; v++) {
-				const struct mvm_rec_sweep *r =
-					&run.recs[v * per_cpu + k];
-
-				a->pages += r->pages;
-				a->guest_faults += r->guest_faults;
-				a->pfn_sum += r->pfn_sum;
-				if (r->unmap_cycles > a->unmap_cycles)
-					a->unmap_cycles = r->unmap_cycles;
-			}
-		}
-		/* Aggregates first: they are what the table shows. */
-		send_records(MVM_REC_SWEEP, run.all, per_cpu);
+	if (run.n == 1) {
+		send_records(MVM_REC_SWEEP, &run.recs[k], 1);
+		return;
 	}
-	while (sent < total) {
-		uint32_t n =
-			total - sent < MVM_RECORDS_MAX ? total - sent : MVM_RECORDS_MAX;
+	*a = run.recs[k];
+	a->vcpu = MVM_VCPU_ALL;
+	a->map_cycles = run.all[k].map_cycles;
+	a->touch_cycles = run.all[k].touch_cycles;
+	a->pages = a->guest_faults = a->pfn_sum = a->unmap_cycles = 0;
+	for (uint32_t v = 0; v < run.n; v++) {
+		const struct mvm_rec_sweep *r = &run.recs[v * per_cpu + k];
 
-		send_records(MVM_REC_SWEEP, run.recs + sent, n);
-		sent += n;
+		a->pages += r->pages;
+		a->guest_faults += r->guest_faults;
+		a->pfn_sum += r->pfn_sum;
+		if (r->unmap_cycles > a->unmap_cycles)
+			a->unmap_cycles = r->unmap_cycles;
+		batch[++n] = *r;
 	}
+	send_records(MVM_REC_SWEEP, batch, n + 1);
 }
 
 static int run_sweep(const struct ctx *c, uint32_t workload)
@@ -211,7 +212,7 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 			       run.o.max_mib, run.n > 1 ? " per vCPU" : "",
 			       run.o.iterations,
 			       flat ? "direct-mapped (no guest faults), touch timed"
-				    : "demand and populate, map + touch timed");
+				    : "demand and populate, the touch loop timed (mmap and munmap apart)");
 		if (run.n > 1 && !run.bad)
 			printf("%s: --parallel: %u vCPUs at once, like KVM selftests' memstress\n",
 			       c->argv[0], run.n);
@@ -223,6 +224,9 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		return 2;
 	if (c->cpu >= run.n)
 		return 0; /* not --parallel: only vCPU 0 sweeps */
+	/* An empty batch: the VMM's counters for the first measurement start here. */
+	if (c->cpu == 0)
+		send_records(MVM_REC_SWEEP, run.recs, 0);
 	for (uint64_t it = 1; it <= run.o.iterations; it++) {
 		uint32_t per_cpu = flat ? run.nsizes : 2 * run.nsizes, k = 0;
 		char *p = run.flat_region + c->cpu * (((1ULL << run.nsizes) - 1) * MIB);
@@ -245,18 +249,19 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 				} else {
 					measure_sweep(c, r, mib);
 				}
-				wall(c, k++);
+				wall(c, k);
+				/* Every vCPU's munmap is done before the records go. */
+				if (run.n > 1)
+					barrier_wait(&run.bar, run.n);
+				if (c->cpu == 0)
+					report(per_cpu, k);
+				k++;
 			}
 		}
 		if (run.n > 1)
 			barrier_wait(&run.bar, run.n);
 		if (c->cpu == 0 && it == 1)
 			mark(MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
-		/* One exit per iteration (a few for many vCPUs), outside every timed region. */
-		if (c->cpu == 0)
-			report(per_cpu);
-		if (run.n > 1)
-			barrier_wait(&run.bar, run.n);
 	}
 	return 0;
 }

@@ -138,7 +138,12 @@ struct mvm_hc_abort {
 	char msg[192]; /* NUL-terminated within the array */
 };
 
-/* Result records, sent in batches (never one exit per record). */
+/*
+ * Result records, sent in batches, never from inside a timed region. The VMM
+ * samples KVM's counters at every MVM_HC_RECORDS call: a batch's counters are
+ * what KVM counted since the previous batch, so a workload sends one batch
+ * per measurement (and an empty batch, count 0, where counting starts).
+ */
 enum mvm_rec_kind {
 	MVM_REC_SWEEP = 1, /* struct mvm_rec_sweep */
 	MVM_REC_TOUCH = 2, /* struct mvm_rec_touch */
@@ -208,7 +213,11 @@ struct mvm_hc_mark {
 enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };
 enum mvm_mode { MVM_MODE_DEMAND = 1, MVM_MODE_POPULATE = 2 };
 
-/* One measurement: map then touch `pages` pages; times in TSC cycles. */
+/*
+ * One measurement, as OSv's benchmark: mmap (map_cycles), write one byte per
+ * 4 KiB page (touch_cycles: OSv's timed region), munmap (unmap_cycles). TSC
+ * cycles. flat has no mmap or munmap: it touches the direct map.
+ */
 struct mvm_rec_sweep {
 	uint32_t workload;  /* enum mvm_workload */
 	uint32_t mode;	    /* enum mvm_mode */
@@ -219,9 +228,9 @@ struct mvm_rec_sweep {
 	uint64_t map_cycles;
 	uint64_t touch_cycles;
 	uint64_t pages;
-	uint64_t guest_faults; /* guest #PF taken during map + touch */
-	uint64_t pfn_sum;      /* sum of the physical frames used: reuse check */
-	uint64_t unmap_cycles; /* munmap afterwards (not part of the table's time) */
+	uint64_t guest_faults; /* guest #PF taken inside the timed touch loop */
+	uint64_t pfn_sum;      /* sum of the physical frames mapped: reuse check */
+	uint64_t unmap_cycles; /* munmap afterwards (timed apart, as map_cycles) */
 };
 
 /*

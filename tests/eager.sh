@@ -6,7 +6,7 @@ for b in anon thp memfd; do
 	expect "backing-$b" 0 '' '^Iteration 2$' -- \
 		$MINIVMM --mem 64M --backing $b -o "$OUT/backing-$b.json" $GUEST -- $S
 	jq_true "backing-$b-json" "$OUT/backing-$b.json" \
-		".config.backing == \"$b\" and ([.sweep[] | select(.mode == \"demand\") | .guest_faults == .pages] | all) and (.sweep | length == 16)"
+		".config.backing == \"$b\" and ([.sweep[] | select(.guest_mapping == \"demand\") | .guest_faults == .pages] | all) and (.sweep | length == 16)"
 done
 
 # hugetlb: reserve pages through sysfs (root), run, restore the pool as it was.
@@ -96,8 +96,8 @@ expect parallel-sweep 0 '' '--parallel: 2 vCPUs at once' -- \
 jq_true parallel-records "$OUT/parallel.json" \
 	'[.sweep[] | select(.vcpu == "all")] as $a | [.sweep[] | select(.vcpu != "all")] as $v
 	 | ($a | length == 12) and ($v | length == 24) and ([$v[].vcpu] | unique == [0, 1])
-	 and ([$a[] | . as $x | ($v | map(select(.iteration == $x.iteration and .size_mib == $x.size_mib and .mode == $x.mode) | .pages) | add) == $x.pages] | all)
-	 and ([$v[] | select(.mode == "demand") | .guest_faults == .pages] | all)'
+	 and ([$a[] | . as $x | ($v | map(select(.iteration == $x.iteration and .size_mib == $x.size_mib and .guest_mapping == $x.guest_mapping) | .pages) | add) == $x.pages] | all)
+	 and ([$v[] | select(.guest_mapping == "demand") | .guest_faults == .pages] | all)'
 [ "$(grep -c '^Iteration [0-9]*$' "$OUT/parallel-sweep.out")" = 2 ] && pass parallel-one-table-per-iteration ||
 	fail parallel-one-table-per-iteration "$(grep -c '^Iteration' "$OUT/parallel-sweep.out") tables"
 expect smp-hello 0 '' '^vcpus: 4$' -- $MINIVMM --mem 64M --vcpus 4 $GUEST -- hello

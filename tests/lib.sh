@@ -46,11 +46,24 @@ expect() {
 # signal_test NAME SIG STDERR-TEXT: a spinning guest gets SIG once it runs;
 # minivmm must stop it, say why, write results to $OUT/NAME.json, exit 130.
 signal_test() {
-	local name=$1 sig=$2 text=$3 pid rc
+	local name=$1 sig=$2 text=$3 pid rc seen=0
 	$MINIVMM --mem 64M -o "$OUT/$name.json" $GUEST -- spin >"$OUT/$name.out" 2>"$OUT/$name.err" &
 	pid=$!
-	for _ in $(seq 50); do grep -q spinning "$OUT/$name.out" 2>/dev/null && break; sleep 0.1; done
+	# Only once the guest runs: before that, the shell's background job ignores
+	# SIGINT (no job control) and the signal would be lost. A busy machine can
+	# take a while to get there.
+	for _ in $(seq 600); do
+		grep -q spinning "$OUT/$name.out" 2>/dev/null && { seen=1; break; }
+		sleep 0.1
+	done
+	if [ $seen = 0 ]; then
+		kill -9 $pid
+		wait $pid
+		fail "$name" "the guest never said it was spinning: $(head -c 300 "$OUT/$name.err")"
+		return
+	fi
 	kill -"$sig" $pid
+	timeout 60 tail --pid=$pid -f /dev/null || kill -9 $pid
 	wait $pid
 	rc=$?
 	if [ $rc = 130 ] && grep -q "$text" "$OUT/$name.err"; then

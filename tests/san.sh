@@ -7,6 +7,6 @@ else
 	expect leaks-crash 4 'guest aborted' '' -- $L --mem 64M $GUEST -- touch 0
 	expect leaks-parallel 0 '' '' -- $L --mem 128M --vcpus 2 --eager=populate \
 		--trace "$OUT/leak-trace.json" $GUEST -- sweep --max-mib 2 --iterations 1 --parallel
-	expect leaks-compare 0 '' 'verdict:' -- $L --compare --mem 64M $GUEST -- flat --max-mib 2 --iterations 1
+	expect leaks-compare 0 '' '^verdict' -- $L --compare --mem 64M $GUEST -- flat --max-mib 2 --iterations 1
 	expect leaks-usage 2 '' '' -- $L --mem lots $GUEST
 fi

@@ -64,7 +64,8 @@ struct eager {
 	unsigned done; /* threads finished */
 	int go;	       /* vCPU threads may enter the guest */
 	double t_start, t_end;
-	int64_t resident_bytes; /* guest RAM resident on the host after eager (mincore) */
+	/* Guest RAM resident on the host (mincore) before and after: what eager itself did. */
+	int64_t resident_before, resident_after;
 };
 
 enum eager_strategy eager_strategy(const struct eager *e)
@@ -87,10 +88,22 @@ double eager_seconds(const struct eager *e)
 	return eager_host_side(e) && e->t_end > 0 ? e->t_end - e->t_start : 0;
 }
 
-void eager_begin(struct eager *e)
+void eager_begin(struct eager *e, struct vm *vm)
 {
-	if (e)
-		e->t_start = now_s();
+	if (!eager_host_side(e))
+		return;
+	e->resident_before = mm_resident_bytes(&vm->ram);
+	e->t_start = now_s();
+}
+
+/* Bytes eager made resident itself (not what was resident already), or -1 if unknown. */
+static int64_t populated(const struct eager *e)
+{
+	if (e->resident_before < 0 || e->resident_after < 0)
+		return -1;
+	return e->resident_after > e->resident_before
+		       ? e->resident_after - e->resident_before
+		       : 0;
 }
 
 double eager_end_time(const struct eager *e)
@@ -254,7 +267,8 @@ static int all_done(void *cookie)
 /*
  * Main thread: wait until every eager thread is done (drawing a progress bar
  * on a terminal for big populations; SIGINT/SIGTERM end the run and the
- * threads stop at their next chunk), check their results, let the vCPUs go.
+ * threads stop at their next chunk), then see what is resident and check
+ * the threads' results. The vCPUs wait until eager_go().
  */
 void eager_wait(struct eager *e, struct vm *vm)
 {
@@ -273,7 +287,7 @@ void eager_wait(struct eager *e, struct vm *vm)
 		progress(e);
 		fputc('\n', stderr);
 	}
-	e->resident_bytes = mm_resident_bytes(&vm->ram);
+	e->resident_after = mm_resident_bytes(&vm->ram);
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 
@@ -284,6 +298,12 @@ void eager_wait(struct eager *e, struct vm *vm)
 			break;
 		}
 	}
+}
+
+void eager_go(struct eager *e)
+{
+	if (!eager_host_side(e))
+		return;
 	pthread_mutex_lock(&e->lock);
 	e->go = 1;
 	pthread_cond_broadcast(&e->cond);
@@ -345,8 +365,9 @@ static double gib_per_s(uint64_t bytes, double s)
 void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 {
 	double secs = e->t_end - e->t_start;
+	int64_t made = populated(e);
 
-	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB in %.3f s (%.2f GiB/s)\n",
+	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB of guest RAM in %.3f s",
 		eager_strategy_name(e->strategy),
 		e->strategy == EAGER_PREFAULT
 			? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
@@ -357,15 +378,20 @@ void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 			: "",
 		e->nthreads, e->nthreads == 1 ? "" : "s",
 		e->on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
-		(double)e->total_bytes / BYTES_PER_GIB, secs,
-		gib_per_s(e->total_bytes, secs));
+		(double)e->total_bytes / BYTES_PER_GIB, secs);
+	if (made >= 0)
+		fprintf(f,
+			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
+			(double)made / BYTES_PER_GIB, gib_per_s((uint64_t)made, secs),
+			(double)e->resident_before / BYTES_PER_GIB);
+	else
+		fprintf(f, " (residency unknown: mincore failed)\n");
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		const struct eager_thread *t = &e->th[i];
 		double s = t->t1 - t->t0;
 
-		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)", i,
-			(double)t->bytes / BYTES_PER_GIB, (unsigned long long)t->gpa, s,
-			gib_per_s(t->bytes, s));
+		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s", i,
+			(double)t->bytes / BYTES_PER_GIB, (unsigned long long)t->gpa, s);
 		if (e->strategy == EAGER_PREFAULT)
 			fprintf(f,
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
@@ -373,11 +399,6 @@ void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 		fprintf(f, "%s\n",
 			t->fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
-	if (e->resident_bytes >= 0)
-		fprintf(f,
-			"  resident on the host afterwards (mincore): %.2f GiB of %.2f GiB\n",
-			(double)e->resident_bytes / BYTES_PER_GIB,
-			(double)e->total_bytes / BYTES_PER_GIB);
 }
 
 void eager_write_json(const struct eager *e, const struct config *cfg, struct json *j)
@@ -389,7 +410,13 @@ void eager_write_json(const struct eager *e, const struct config *cfg, struct js
 		json_bool(j, "on_vcpu_threads", e->on_vcpu_threads);
 		json_u64(j, "bytes", e->total_bytes);
 		json_double(j, "seconds", e->t_end - e->t_start);
-		json_i64(j, "resident_bytes_after", e->resident_bytes);
+		json_i64(j, "resident_bytes_before", e->resident_before);
+		json_i64(j, "resident_bytes_after", e->resident_after);
+		json_i64(j, "populated_bytes", populated(e));
+		json_double(j, "populated_gib_per_s",
+			    populated(e) >= 0 ? gib_per_s((uint64_t)populated(e),
+							  e->t_end - e->t_start)
+					      : 0);
 		json_begin_array(j, "per_thread");
 		for (unsigned i = 0; i < e->nthreads; i++) {
 			const struct eager_thread *t = &e->th[i];
@@ -400,7 +427,6 @@ void eager_write_json(const struct eager *e, const struct config *cfg, struct js
 			json_u64(j, "gpa", t->gpa);
 			json_u64(j, "bytes", t->bytes);
 			json_double(j, "seconds", s);
-			json_double(j, "gib_per_s", gib_per_s(t->bytes, s));
 			if (e->strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t->vcpu);
 				json_u64(j, "prefault_bytes", t->pf.bytes);

@@ -1,8 +1,12 @@
 /* A streaming JSON writer (see json.h). */
 #include "json.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static void escaped(FILE *f, const char *s)
 {
@@ -125,4 +129,50 @@ void json_bool(struct json *j, const char *key, int v)
 {
 	member(j, key);
 	fputs(v ? "true" : "false", j->f);
+}
+
+void json_raw(struct json *j, const char *key, const char *value)
+{
+	size_t len = value ? strlen(value) : 0;
+
+	while (len && (value[len - 1] == '\n' || value[len - 1] == ' '))
+		len--;
+	member(j, key);
+	if (len)
+		fwrite(value, 1, len, j->f);
+	else
+		fputs("null", j->f);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	member(j, key);
+	fputs("null", j->f);
+}
+
+int json_write_fd(int fd, void (*build)(struct json *j, const void *arg), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0, off = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	struct json j = { .f = mem };
+	int e = 0;
+
+	if (!mem)
+		return -errno;
+	build(&j, arg);
+	if (fclose(mem))
+		e = -errno;
+	while (!e && off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			e = n < 0 ? -errno : -EIO;
+		else
+			off += (size_t)n;
+	}
+	free(buf);
+	return e;
 }

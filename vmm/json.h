@@ -23,5 +23,15 @@ void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v); /* non-finite: null */
 void json_bool(struct json *j, const char *key, int v);
+void json_null(struct json *j, const char *key);
+/* A value already rendered as JSON (NULL or empty: null). */
+void json_raw(struct json *j, const char *key, const char *value);
+
+/*
+ * Build a document with build(j, arg) in memory, then write all of it to
+ * fd. Returns 0, or -errno of the write that failed (ENOSPC, EIO, ...).
+ */
+int json_write_fd(int fd, void (*build)(struct json *j, const void *arg),
+		  const void *arg);
 
 #endif /* MINIVMM_JSON_H */

@@ -1,78 +1,88 @@
-/* minivmm: set up a VM from the options, run the guest, report what it measured. */
+/* minivmm: the options, the output files, the environment, then the experiment. */
 #include "vmm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static void write_err(const char *what, const char *path, int err)
+/*
+ * Open an output file now (the sandbox allows no open(2) later) and find out
+ * whether it can be written before a long run: a probe byte, written and
+ * taken back, meets a full disk or a read-only file system here rather than
+ * after the run. Returns the fd, or -1 after saying why.
+ */
+static int open_output(const char *opt, const char *path)
 {
-	if (err)
-		fprintf(stderr, "minivmm: writing %s to %s: %s\n", what, path,
-			strerror(-err));
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	struct stat st;
+
+	if (fd < 0) {
+		fprintf(stderr, "minivmm: %s %s: %s\n", opt, path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
+		int e = write(fd, "\n", 1) == 1 ? 0 : errno ? errno : EIO;
+
+		/* A regular file gets its probe back; a device (/dev/null, /dev/full) keeps it. */
+		if (!e && S_ISREG(st.st_mode) &&
+		    (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)))
+			e = errno;
+		if (e) {
+			fprintf(stderr, "minivmm: %s %s: cannot write: %s\n", opt, path,
+				strerror(e));
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
 }
 
 static int open_outputs(const struct config *cfg, struct outputs *o)
 {
-	*o = (struct outputs){ 0 };
-	if (cfg->results_path && !(o->results = fopen(cfg->results_path, "we"))) {
-		fprintf(stderr, "minivmm: --results %s: %s\n", cfg->results_path,
-			strerror(errno));
-		return -1;
+	*o = (struct outputs){ .results_fd = -1, .trace_fd = -1 };
+	if (cfg->results_path) {
+		o->results_fd = open_output("--results", cfg->results_path);
+		if (o->results_fd < 0)
+			return -1;
+		o->fds[o->n++] = o->results_fd;
 	}
-	if (cfg->trace_path && !(o->trace = fopen(cfg->trace_path, "we"))) {
-		fprintf(stderr, "minivmm: --trace %s: %s\n", cfg->trace_path,
-			strerror(errno));
-		if (o->results)
-			fclose(o->results);
-		return -1;
-	}
-	/* Buffers now: stdio's first write would fstat and isatty (an ioctl) under the filter. */
-	if (o->results) {
-		setvbuf(o->results, NULL, _IOFBF, BUFSIZ);
-		o->fds[o->n++] = fileno(o->results);
-	}
-	if (o->trace) {
-		setvbuf(o->trace, NULL, _IOFBF, BUFSIZ);
-		o->fds[o->n++] = fileno(o->trace);
+	if (cfg->trace_path) {
+		o->trace_fd = open_output("--trace", cfg->trace_path);
+		if (o->trace_fd < 0) {
+			if (o->results_fd >= 0)
+				close(o->results_fd);
+			return -1;
+		}
+		o->fds[o->n++] = o->trace_fd;
 	}
 	return 0;
 }
 
-static void close_outputs(struct outputs *o)
+static int close_outputs(const struct config *cfg, struct outputs *o)
 {
-	if (o->results)
-		fclose(o->results);
-	if (o->trace)
-		fclose(o->trace);
-}
+	int e = 0;
 
-static int single(const struct config *cfg, const struct outputs *o)
-{
-	static struct run run;
-	const struct run *runs[] = { &run };
-	const char *labels[] = { "minivmm" };
-	int status;
-
-	if (run_init(&run, cfg, cfg->t_exec, o, 1)) {
-		fprintf(stderr, "minivmm: out of memory\n");
-		return EXIT_HOST;
+	/* close(2) is where some file systems (NFS) report a failed write. */
+	if (o->results_fd >= 0 && close(o->results_fd)) {
+		e = errno;
+		fprintf(stderr, "minivmm: writing results to %s: %s\n", cfg->results_path,
+			strerror(e));
 	}
-	status = run_execute(&run);
-	run_report(&run, status, 1);
-	if (o->results)
-		write_err("results", cfg->results_path, run_write_json(&run, o->results));
-	if (o->trace)
-		write_err("trace", cfg->trace_path,
-			  trace_write(o->trace, runs, labels, 1));
-	run_free(&run);
-	return status;
+	if (o->trace_fd >= 0 && close(o->trace_fd)) {
+		e = errno;
+		fprintf(stderr, "minivmm: writing trace to %s: %s\n", cfg->trace_path,
+			strerror(e));
+	}
+	return e;
 }
 
 int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct outputs o;
+	struct env *env = NULL;
 	double t_exec = now_s();
 	int r = options_parse(argc, argv, &cfg), status;
 
@@ -88,7 +98,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
 	if (open_outputs(&cfg, &o))
 		return EXIT_USAGE;
-	status = cfg.compare ? compare_main(&cfg, &o) : single(&cfg, &o);
-	close_outputs(&o);
+	if (env_collect(&cfg, &env))
+		fprintf(stderr, "minivmm: out of memory for the environment record\n");
+	status = experiment_main(&cfg, env, &o);
+	if (close_outputs(&cfg, &o) && status == EXIT_GUEST_OK)
+		status = EXIT_HOST;
+	env_free(env);
 	return status;
 }

@@ -189,6 +189,29 @@ static int set_compare(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_repeat(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 10000, &n) || n == 0)
+		return bad("--repeat: '%s' is not a number from 1 to 10000", arg);
+	cfg->repeat = (unsigned)n;
+	return 0;
+}
+
+static int warmup_given;
+
+static int set_warmup(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 100, &n))
+		return bad("--warmup: '%s' is not a number from 0 to 100", arg);
+	cfg->warmup = (unsigned)n;
+	warmup_given = 1;
+	return 0;
+}
+
 static int set_strict_io(struct config *cfg, const char *arg)
 {
 	cfg->strict_io = 1;
@@ -304,10 +327,27 @@ static const struct opt {
 	  0,
 	  no_argument,
 	  NULL,
-	  { "run the guest twice, lazy then with --eager (its HOW,",
-	    "or auto), fresh VMs; print both timelines and a",
-	    "verdict (eager cost, first-touch time saved, break-even)" },
+	  { "run the guest lazily and with --eager (its HOW, or auto),",
+	    "each in a fresh VM; print both timelines and a verdict",
+	    "(eager cost, first-touch time saved, break-even)" },
 	  set_compare,
+	  NULL },
+	{ "repeat",
+	  0,
+	  required_argument,
+	  "N",
+	  { "run the guest N times, each in a fresh VM (with --compare,",
+	    "N of each in ABBA order: lazy eager eager lazy ...); print",
+	    "median [min-max] per phase, sweep row and summary (default 1)" },
+	  set_repeat,
+	  NULL },
+	{ "warmup",
+	  0,
+	  required_argument,
+	  "N",
+	  { "runs before the measured ones, not counted (default 1",
+	    "with --repeat N > 1, else 0)" },
+	  set_warmup,
 	  NULL },
 	{ "strict-io",
 	  0,
@@ -344,6 +384,29 @@ static const struct opt {
 
 #define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
 
+/* Print text from column `indent` (the first line's indent is already out), wrapped at width. */
+static void wrap(FILE *f, const char *text, int indent, int width)
+{
+	int col = indent;
+
+	while (*text) {
+		int word = (int)strcspn(text, " ");
+
+		if (col > indent && col + 1 + word > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", word, text);
+		col += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
 void options_usage(FILE *f)
 {
 	fprintf(f, "usage: minivmm [OPTIONS] GUEST.bin [-- GUEST-ARGS...]\n\n");
@@ -367,10 +430,30 @@ void options_usage(FILE *f)
 		"\nArguments after -- go to the guest (boot info /chosen); the first names\n");
 	fprintf(f,
 		"the workload. guest/guest.bin: sweep (the default), flat, hello, ...;\n");
-	fprintf(f, "'-- help' lists them.\n\nExit status:\n");
-	for (unsigned i = 0; i < exit_status_count; i++)
-		fprintf(f, "  %-4d %s\n", exit_statuses[i].status,
-			exit_statuses[i].meaning);
+	fprintf(f,
+		"'-- help' lists them.\n\nExit status (and exit.reason in the results file):\n");
+	for (unsigned i = 0; i < exit_status_count; i++) {
+		char line[512];
+		size_t at = (size_t)snprintf(line, sizeof(line), "%s (",
+					     exit_statuses[i].meaning);
+		int any = 0;
+
+		for (unsigned e = END_GUEST_EXIT; e < END_COUNT; e++) {
+			const struct run_end_row *r = &run_ends[e];
+			int ok = r->status == exit_statuses[i].status ||
+				 (e == END_GUEST_EXIT &&
+				  exit_statuses[i].status == EXIT_GUEST_FAILED);
+
+			if (ok && at < sizeof(line))
+				at += (size_t)snprintf(line + at, sizeof(line) - at,
+						       "%s%s", any++ ? ", " : "",
+						       r->reason);
+		}
+		if (at < sizeof(line))
+			snprintf(line + at, sizeof(line) - at, ")");
+		fprintf(f, "  %-4d ", exit_statuses[i].status);
+		wrap(f, line, 7, 79);
+	}
 }
 
 int options_parse(int argc, char **argv, struct config *cfg)
@@ -382,7 +465,10 @@ int options_parse(int argc, char **argv, struct config *cfg)
 
 	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 				.vcpus = 1,
-				.backing = &mm_backends[MM_ANON] };
+				.backing = &mm_backends[MM_ANON],
+				.repeat = 1,
+				.argc = argc,
+				.argv = argv };
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
 		longopts[i] =
 			(struct option){ opts[i].name, opts[i].has_arg, NULL,
@@ -395,6 +481,7 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		}
 	}
 	longopts[ARRAY_SIZE(opts)] = (struct option){ 0 };
+	warmup_given = 0;
 	shorts[ns] = '\0';
 	opterr = 0;
 	/*
@@ -431,6 +518,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	}
 	if (cfg->compare && cfg->eager == EAGER_NONE)
 		cfg->eager = EAGER_AUTO; /* the eager half of --compare */
+	if (!warmup_given)
+		cfg->warmup =
+			cfg->repeat > 1; /* first-run effects stay out of the medians */
 	if (cfg->eager_threads &&
 	    !(cfg->eager == EAGER_AUTO || cfg->eager == EAGER_POPULATE ||
 	      cfg->eager == EAGER_PREFAULT))

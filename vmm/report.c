@@ -1,84 +1,112 @@
-/* The tables a person reads: OSv's sweep table per iteration and the eager touch pass. */
+/* The tables a person reads: OSv's sweep table, row by row as the guest measures, and eager touch. */
 #include "vmm.h"
 
-/* The record a table cell shows: the all-vCPU aggregate if the batch has one, else vCPU 0. */
-static const struct mvm_rec_sweep *cell_rec(const struct mvm_rec_sweep *recs, size_t n,
-					    const struct mvm_rec_sweep *key, uint32_t mode)
+const char *sweep_workload_name(uint32_t w)
 {
-	const struct mvm_rec_sweep *found = NULL;
+	return w == MVM_WL_SWEEP ? "sweep" : w == MVM_WL_FLAT ? "flat" : "unknown";
+}
+
+/*
+ * How the measured memory was mapped in the guest: "map_populate" is the
+ * guest's own mmap(MAP_POPULATE), nothing to do with --eager=populate.
+ */
+const char *sweep_mapping_name(const struct mvm_rec_sweep *r)
+{
+	if (r->workload == MVM_WL_FLAT)
+		return "direct_map";
+	return r->mode == MVM_MODE_DEMAND     ? "demand"
+	       : r->mode == MVM_MODE_POPULATE ? "map_populate"
+					      : "unknown";
+}
+
+static int same_row(const struct mvm_rec_sweep *a, const struct mvm_rec_sweep *b)
+{
+	return a->workload == b->workload && a->iteration == b->iteration &&
+	       a->size_mib == b->size_mib;
+}
+
+const struct mvm_rec_sweep *report_table_rec(const struct results *res,
+					     const struct mvm_rec_sweep *key,
+					     uint32_t mode)
+{
+	size_t n;
+	const struct mvm_rec_sweep *recs = results_sweep(res, &n), *found = NULL;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct mvm_rec_sweep *r = &recs[i];
-
-		if (r->workload != key->workload || r->iteration != key->iteration ||
-		    r->size_mib != key->size_mib || r->mode != mode)
+		if (!same_row(&recs[i], key) || recs[i].mode != mode)
 			continue;
-		if (r->vcpu == MVM_VCPU_ALL)
-			return r;
-		if (r->vcpu == 0)
-			found = r;
+		if (recs[i].vcpu == MVM_VCPU_ALL)
+			return &recs[i];
+		if (recs[i].vcpu == 0 && !found)
+			found = &recs[i];
 	}
 	return found;
 }
 
-static void print_cell(FILE *f, const struct results *res, const struct mvm_rec_sweep *r,
-		       const char *sep)
+static const char *secs(const struct results *res, char buf[FMT_BYTES],
+			const struct mvm_rec_sweep *r, uint64_t cycles)
 {
-	if (r)
-		fprintf(f, "%s%.3f", sep, results_seconds(res, r->map_cycles + r->touch_cycles));
-	else
-		fprintf(f, "%s  -  ", sep);
+	return r ? fmt_value(buf, results_seconds(res, cycles), 3) : "-";
 }
 
-static int same_table(const struct mvm_rec_sweep *a, const struct mvm_rec_sweep *b)
+static void header(const struct mvm_rec_sweep *t, int first, FILE *f)
 {
-	return a->workload == b->workload && a->iteration == b->iteration;
+	int flat = t->workload == MVM_WL_FLAT;
+
+	if (first)
+		fprintf(f,
+			"\n(time = the touch loop only, as OSv's benchmark times it; mmap and munmap are timed apart; populate = the guest's mmap(MAP_POPULATE), not --eager)\n");
+	fprintf(f, "\nIteration %u%s\n\n", t->iteration,
+		flat ? " (flat: direct-mapped, no guest faults)" : "");
+	fprintf(f, "     time (seconds)\n");
+	fprintf(f,
+		flat ? " MiB  touch\n"
+		     : " MiB demand populate | mmap: demand  populate | munmap: demand populate\n");
 }
 
 /*
- * The OSv benchmark's table for one batch of records (the guest sends one
- * per iteration), printed as it arrives: time (map + touch) in seconds with
- * 3 decimals, demand and populate side by side. flat has no guest mapping
- * step, so its table has one column.
+ * Print what a batch completes: a table's header when its first row comes,
+ * and each row once both its cells (demand and populate; flat has one) are
+ * in. The seed's own format (%4lu %-6.3f %-6.3f) leads each row, so it can
+ * be laid beside OSv's table line by line; the mmap and munmap times follow.
  */
 void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 {
-	size_t total;
-	const struct mvm_rec_sweep *all = results_sweep(res, &total);
-	const struct mvm_rec_sweep *recs = all + from;
-	size_t n = total - from;
+	size_t n;
+	const struct mvm_rec_sweep *all = results_sweep(res, &n);
+	int parallel = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct mvm_rec_sweep *t = &recs[i];
-		int flat = t->workload == MVM_WL_FLAT, seen = 0;
+	for (size_t i = from; i < n; i++)
+		parallel |= all[i].vcpu == MVM_VCPU_ALL;
+	for (size_t i = from; i < n; i++) {
+		const struct mvm_rec_sweep *t = &all[i], *dm;
+		int flat = t->workload == MVM_WL_FLAT, started = 0;
+		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES],
+			g[FMT_BYTES];
 
-		for (size_t k = 0; k < i && !seen; k++)
-			seen = same_table(&recs[k], t);
-		for (size_t k = 0; k < from && !seen; k++)
-			seen = same_table(&all[k], t) && all[k].vcpu == MVM_VCPU_ALL;
-		if (seen)
+		/* The table shows the all-vCPU record of a --parallel batch, else vCPU 0's. */
+		if (t->vcpu != (parallel ? MVM_VCPU_ALL : 0))
 			continue;
-		fprintf(f, "\nIteration %u%s\n\n", t->iteration,
-			flat ? " (flat: direct-mapped, no guest faults)" : "");
-		fprintf(f, "     time (seconds)\n");
-		fprintf(f, flat ? " MiB  touch\n" : " MiB demand populate\n");
-		for (size_t k = i; k < n; k++) {
-			const struct mvm_rec_sweep *row = &recs[k];
-			int dup = 0;
-
-			for (size_t d = i; d < k && !dup; d++)
-				dup = same_table(&recs[d], row) &&
-				      recs[d].size_mib == row->size_mib;
-			if (!same_table(row, t) || dup)
-				continue;
-			fprintf(f, "%4u ", row->size_mib);
-			print_cell(f, res, cell_rec(recs, n, row, MVM_MODE_DEMAND),
-				   flat ? " " : "");
-			if (!flat)
-				print_cell(f, res, cell_rec(recs, n, row, MVM_MODE_POPULATE),
-					   "  ");
-			fputc('\n', f);
+		for (size_t k = 0; k < i && !started; k++)
+			started = all[k].workload == t->workload &&
+				  all[k].iteration == t->iteration;
+		if (!started)
+			header(t, from == 0, f);
+		if (flat) {
+			fprintf(f, "%4u  %-6s\n", t->size_mib,
+				secs(res, a, t, t->touch_cycles));
+			continue;
 		}
+		if (t->mode != MVM_MODE_POPULATE)
+			continue; /* the row is printed when its populate cell comes */
+		dm = report_table_rec(res, t, MVM_MODE_DEMAND);
+		fprintf(f, "%4u %-6s %-6s | %-12s %-9s | %-14s %s\n", t->size_mib,
+			secs(res, a, dm, dm ? dm->touch_cycles : 0),
+			secs(res, b, t, t->touch_cycles),
+			secs(res, c, dm, dm ? dm->map_cycles : 0),
+			secs(res, d, t, t->map_cycles),
+			secs(res, e, dm, dm ? dm->unmap_cycles : 0),
+			secs(res, g, t, t->unmap_cycles));
 	}
 	fflush(f);
 }
@@ -87,23 +115,25 @@ void report_touch(const struct results *res, FILE *f)
 {
 	size_t n;
 	const struct mvm_rec_touch *t = results_touch(res, &n);
+	char a[FMT_BYTES];
 
 	for (size_t i = 0; i < n; i++) {
 		double s = results_seconds(res, t[i].cycles);
 		double gib = (double)t[i].pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
 
 		if (t[i].vcpu == MVM_VCPU_ALL)
-			fprintf(f, "eager: touch (in the guest, CPL3), %zu vCPUs, %.2f GiB in %.3f s (%.2f GiB/s)\n",
-				n - 1, gib, s, s > 0 ? gib / s : 0);
+			fprintf(f,
+				"eager: touch (in the guest, CPL3), %zu vCPUs, %.2f GiB in %s s (%.2f GiB/s)\n",
+				n - 1, gib, fmt_value(a, s, 3), s > 0 ? gib / s : 0);
 	}
 	for (size_t i = 0; i < n; i++) {
 		double s = results_seconds(res, t[i].cycles);
 		double gib = (double)t[i].pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
 
 		if (t[i].vcpu != MVM_VCPU_ALL)
-			fprintf(f, "  vCPU %u: %.2f GiB at 0x%llx in %.3f s (%.2f GiB/s)\n",
-				t[i].vcpu, gib, (unsigned long long)t[i].start_gpa, s,
-				s > 0 ? gib / s : 0);
+			fprintf(f, "  vCPU %u: %.2f GiB at 0x%llx in %s s (%.2f GiB/s)\n",
+				t[i].vcpu, gib, (unsigned long long)t[i].start_gpa,
+				fmt_value(a, s, 3), s > 0 ? gib / s : 0);
 	}
 	fflush(f);
 }

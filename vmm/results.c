@@ -7,8 +7,17 @@
 
 #define RESULTS_MAX_SWEEP_ROWS (1u << 20) /* a runaway guest cannot exhaust the host */
 
+/* A batch of sweep records and KVM's counters during it (cumulative deltas, gauges' values). */
+struct batch {
+	size_t first, n;
+	uint64_t *kvm; /* nkvm values, or NULL */
+};
+
 struct results {
 	uint32_t tsc_khz;
+	unsigned nkvm;
+	struct batch *batch;
+	size_t nbatch, capbatch;
 	pthread_mutex_t lock;	     /* records arrive on any vCPU thread */
 	struct mvm_rec_touch *touch; /* --eager=touch: per vCPU, then MVM_VCPU_ALL */
 	size_t ntouch;
@@ -35,6 +44,9 @@ void results_free(struct results *r)
 {
 	if (!r)
 		return;
+	for (size_t i = 0; i < r->nbatch; i++)
+		free(r->batch[i].kvm);
+	free(r->batch);
 	free(r->sweep);
 	free(r->touch);
 	free(r);
@@ -45,16 +57,48 @@ double results_seconds(const struct results *r, uint64_t cycles)
 	return (double)cycles / ((double)r->tsc_khz * HZ_PER_KHZ);
 }
 
+static int add_batch(struct results *r, size_t first, uint32_t n, const uint64_t *kvm,
+		     unsigned nkvm)
+{
+	struct batch *b;
+
+	if (r->nbatch == r->capbatch) {
+		size_t cap = r->capbatch ? r->capbatch * 2 : 64;
+
+		b = realloc(r->batch, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		r->batch = b;
+		r->capbatch = cap;
+	}
+	b = &r->batch[r->nbatch];
+	*b = (struct batch){ first, n, NULL };
+	if (kvm && nkvm) {
+		b->kvm = malloc(nkvm * sizeof(*kvm));
+		if (!b->kvm)
+			return -ENOMEM;
+		memcpy(b->kvm, kvm, nkvm * sizeof(*kvm));
+		r->nkvm = nkvm;
+	}
+	r->nbatch++;
+	return 0;
+}
+
 int results_add_sweep(struct results *r, const struct mvm_rec_sweep *recs, uint32_t n,
-		      FILE *print)
+		      const uint64_t *kvm, unsigned nkvm, FILE *print)
 {
 	int ret = 0;
 
+	if (!n)
+		return 0;
 	pthread_mutex_lock(&r->lock);
 	if (r->nsweep + n > RESULTS_MAX_SWEEP_ROWS) {
 		ret = -E2BIG;
 		goto out;
 	}
+	ret = add_batch(r, r->nsweep, n, kvm, nkvm);
+	if (ret)
+		goto out;
 	if (r->nsweep + n > r->capsweep) {
 		size_t cap = r->capsweep ? r->capsweep * 2 : 64;
 		struct mvm_rec_sweep *p;
@@ -100,6 +144,22 @@ const struct mvm_rec_sweep *results_sweep(const struct results *r, size_t *n)
 {
 	*n = r->nsweep;
 	return r->sweep;
+}
+
+const uint64_t *results_kvm(const struct results *r, size_t i, unsigned *nkvm)
+{
+	for (size_t b = 0; b < r->nbatch; b++) {
+		const struct batch *bt = &r->batch[b];
+
+		if (i < bt->first || i >= bt->first + bt->n)
+			continue;
+		/* Counted for the whole batch: they belong to its one record, or its aggregate. */
+		if (bt->n > 1 && r->sweep[i].vcpu != MVM_VCPU_ALL)
+			return NULL;
+		*nkvm = r->nkvm;
+		return bt->kvm;
+	}
+	return NULL;
 }
 
 const struct mvm_rec_touch *results_touch(const struct results *r, size_t *n)

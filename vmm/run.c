@@ -27,23 +27,55 @@ static void hc_violation(void *cookie, unsigned vcpu, const char *what)
 {
 	struct run *r = cookie;
 
-	vm_finish(&r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s", vcpu,
-		  what);
+	vm_finish(&r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s",
+		  vcpu, what);
 }
 
-/* A batch of records (one per iteration): kept, and its table printed as it arrives. */
+/*
+ * KVM's counters since the previous records batch (cumulative ones as
+ * deltas, gauges as their value now): what the batch's measurement cost.
+ * NULL without counters. Runs on the vCPU thread that sent the batch.
+ */
+static const uint64_t *batch_counters(struct run *r, uint64_t *now)
+{
+	unsigned n = kvmstats_count(r->stats);
+	int cum;
+
+	if (!n || kvmstats_sample(r->stats, now))
+		return NULL;
+	if (!r->kvm_last) {
+		r->kvm_last = calloc(n, sizeof(*r->kvm_last));
+		if (!r->kvm_last)
+			return NULL;
+		memcpy(r->kvm_last, now, n * sizeof(*now));
+		return NULL; /* the first batch only starts the count */
+	}
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t v = now[k];
+
+		if (kvmstats_name(r->stats, k, &cum) && cum)
+			now[k] -= r->kvm_last[k];
+		r->kvm_last[k] = v;
+	}
+	return now;
+}
+
+/* A batch of records (one per measurement): kept, with its counters, and its rows printed. */
 static int hc_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 {
 	struct run *r = cookie;
-	FILE *print = r->cfg->quiet ? NULL : stdout;
 	int e;
 
 	if (kind == MVM_REC_SWEEP) {
-		e = results_add_sweep(r->res, recs, n, print);
+		uint64_t now[kvmstats_count(r->stats) + 1];
+		const uint64_t *kvm = batch_counters(r, now);
+
+		e = results_add_sweep(r->res, recs, n, kvm, kvmstats_count(r->stats),
+				      r->tables ? stdout : NULL);
 	} else {
 		e = results_add_touch(r->res, recs, n);
-		if (!e && print)
-			report_touch(r->res, print);
+		if (!e && r->verbose)
+			report_touch(r->res, stdout);
 	}
 	if (e)
 		vm_finish(&r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
@@ -82,8 +114,8 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 	sandbox_fds(r, &f, vcpu_fd, stats_fds, SANDBOX_MAX_STATS_FDS);
 	e = sandbox_enter(role, &f);
 	if (e)
-		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s", who,
-			  strerror(-e));
+		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s",
+			  who, strerror(-e));
 }
 
 static void vcpu_enter(void *cookie, struct vcpu *v)
@@ -123,18 +155,19 @@ static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
 	return -1;
 }
 
-int run_init(struct run *r, const struct config *cfg, double t_exec,
-	     const struct outputs *out, int sandbox_main)
+int run_init(struct run *r, const struct config *cfg, const struct run_opts *o)
 {
 	*r = (struct run){ .cfg = cfg,
-			   .t_exec = t_exec,
+			   .t_exec = o->t_exec,
+			   .tables = o->tables,
+			   .verbose = o->verbose,
 			   .sandbox = !cfg->no_sandbox,
-			   .sandbox_main = sandbox_main,
-			   .out = out };
+			   .sandbox_main = o->sandbox_main,
+			   .out = o->out };
 	vm_init(&r->vm);
 	r->vm.strict_io = cfg->strict_io;
 	r->vm.hooks = (struct vm_hooks){ r, vcpu_enter, vcpu_leave };
-	r->console = console_create(cfg->vcpus, stdout, cfg->quiet);
+	r->console = console_create(cfg->vcpus, stdout, !r->verbose);
 	r->tl = timeline_create(NULL, 0);
 	r->res = results_create();
 	if (!r->console || !r->tl || !r->res)
@@ -165,50 +198,71 @@ static int check_guest_args(struct run *r)
 	for (int i = 0; i < cfg->guest_argc; i++)
 		total += strlen(cfg->guest_argv[i]) + 1;
 	if (cfg->guest_argc > MVM_MAX_GUEST_ARGS || total > MVM_GUEST_ARGS_BYTES)
-		return setup_fail(r, END_USAGE,
-				  "guest arguments: %d arguments, %zu bytes (limit %d and %d)",
-				  cfg->guest_argc, total, MVM_MAX_GUEST_ARGS,
-				  MVM_GUEST_ARGS_BYTES);
+		return setup_fail(
+			r, END_USAGE,
+			"guest arguments: %d arguments, %zu bytes (limit %d and %d)",
+			cfg->guest_argc, total, MVM_MAX_GUEST_ARGS, MVM_GUEST_ARGS_BYTES);
 	return 0;
 }
 
-static int load_guest(struct run *r)
+/* Read and check the image before anything else: a bad path costs no KVM setup. */
+static int read_guest(struct run *r)
 {
-	struct vm *vm = &r->vm;
 	const char *path = r->cfg->guest_path;
 	char err[256];
-	uint8_t *img;
-	uint64_t len;
-	int e = loader_read(path, &img, &len, err, sizeof(err));
+	int e = loader_read(path, &r->image, &r->image_len, err, sizeof(err));
 
 	if (e)
 		return setup_fail(r, END_USAGE, "%s", err);
-	e = loader_check(img, len, r->cfg->mem_bytes, r->cfg->vcpus, &vm->image, err,
-			 sizeof(err));
-	if (e) {
-		free(img);
-		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE, "%s: %s",
-				  path, err);
-	}
-	memcpy(mm_gpa_to_hva(&vm->ram, MVM_LOAD_GPA, len), img, len);
-	free(img);
+	e = loader_check(r->image, r->image_len, r->cfg->mem_bytes, r->cfg->vcpus,
+			 &r->vm.image, err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE,
+				  "%s: %s", path, err);
 	return 0;
+}
+
+/*
+ * Put the image, the boot info and the entry page tables into guest RAM:
+ * after eager population, so that eager finds RAM untouched and what it
+ * reports is what it made resident.
+ */
+static void place_guest(struct run *r)
+{
+	const struct config *cfg = r->cfg;
+	struct vm *vm = &r->vm;
+	struct bootinfo bi = { .mem_bytes = cfg->mem_bytes,
+			       .vcpus = vm->nvcpus,
+			       .tsc_khz = vm->plat.tsc_khz,
+			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
+			       .argc = cfg->guest_argc,
+			       .argv = cfg->guest_argv };
+	char err[256];
+
+	memcpy(mm_gpa_to_hva(&vm->ram, MVM_LOAD_GPA, r->image_len), r->image,
+	       r->image_len);
+	/* check_guest_args() bounded the arguments: the FDT fits its area. */
+	if (bootinfo_build(mm_gpa_to_hva(&vm->ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
+			   MVM_BOOTINFO_MAX, &bi, err, sizeof(err)))
+		vm_finish(vm, END_USAGE, 0, "boot info: %s", err);
+	loader_entry_tables(&vm->ram);
+	timeline_mark(r->tl, "guest_loaded");
 }
 
 static int setup(struct run *r)
 {
 	const struct config *cfg = r->cfg;
 	struct vm *vm = &r->vm;
-	struct bootinfo bi;
 	char err[256];
 	int e;
 
-	if (check_guest_args(r))
+	timeline_mark_at(r->tl, "exec", r->t_exec, 0);
+	if (check_guest_args(r) || read_guest(r))
 		return -1;
+	timeline_mark(r->tl, "image_read");
 	if (cfg->no_sandbox)
 		fprintf(stderr,
 			"minivmm: WARNING: --no-sandbox: no seccomp filters; a guest that subverts this process can make any system call\n");
-	timeline_mark_at(r->tl, "exec", r->t_exec, 0);
 	if (kvm_open(vm, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
 	timeline_mark(r->tl, "kvm_open");
@@ -216,43 +270,33 @@ static int setup(struct run *r)
 		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
 	timeline_mark(r->tl, "vm_created");
 	platform_detect(vm);
-	if (!cfg->quiet)
+	if (r->verbose)
 		platform_print(&vm->plat, stdout);
 	if (cfg->vcpus > (unsigned)vm->plat.max_vcpus)
-		return setup_fail(r, END_USAGE,
-				  "--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
-				  cfg->vcpus, vm->plat.max_vcpus);
+		return setup_fail(
+			r, END_USAGE,
+			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
+			cfg->vcpus, vm->plat.max_vcpus);
 	if (mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "guest RAM: %s", err);
 	e = mm_memslot_register(vm->vm_fd, &vm->ram);
 	if (e)
-		return setup_fail(r, END_HOST_ERROR, "KVM: KVM_SET_USER_MEMORY_REGION: %s",
-				  strerror(-e));
+		return setup_fail(r, END_HOST_ERROR,
+				  "KVM: KVM_SET_USER_MEMORY_REGION: %s", strerror(-e));
 	timeline_mark(r->tl, "ram_mapped");
-	if (load_guest(r))
-		return -1;
-	timeline_mark(r->tl, "guest_loaded");
 	if (vm_create_vcpus(vm, cfg->vcpus, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
 	e = kvmstats_open(vm, &r->stats);
-	if (e && e != -EOPNOTSUPP && !cfg->quiet)
-		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n", strerror(-e));
+	if (e && e != -EOPNOTSUPP && r->verbose)
+		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n",
+			strerror(-e));
 	timeline_attach(r->tl, r->stats, vm->plat.tsc_khz);
-	results_set_tsc_khz(r->res, vm->plat.tsc_khz); /* records are in guest TSC cycles */
+	results_set_tsc_khz(r->res,
+			    vm->plat.tsc_khz); /* records are in guest TSC cycles */
 	timeline_mark(r->tl, "vcpus_created");
 	/* Before anything is populated: refuse what cannot be backed. */
 	if (eager_plan(cfg, vm, &r->eager, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
-	bi = (struct bootinfo){ .mem_bytes = cfg->mem_bytes,
-				.vcpus = vm->nvcpus,
-				.tsc_khz = vm->plat.tsc_khz,
-				.eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
-				.argc = cfg->guest_argc,
-				.argv = cfg->guest_argv };
-	if (bootinfo_build(mm_gpa_to_hva(&vm->ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
-			   MVM_BOOTINFO_MAX, &bi, err, sizeof(err)))
-		return setup_fail(r, END_USAGE, "boot info: %s", err);
-	loader_entry_tables(&vm->ram);
 	e = run_register_devices(r);
 	if (e)
 		return setup_fail(r, END_HOST_ERROR, "devices: %s", strerror(-e));
@@ -263,30 +307,51 @@ static int setup(struct run *r)
 
 /*
  * Eager population first (dedicated threads, or the vCPU threads' own
- * slices while the main thread waits), then the guest until its end.
+ * slices while the main thread waits), then the guest is placed in RAM and
+ * runs until its end. Phases are marked in the order they happen: eager
+ * ends before the guest is placed, which is before any vCPU may enter.
  */
+static void eager_done(struct run *r)
+{
+	if (eager_end_time(r->eager) <= 0)
+		return;
+	timeline_mark_at(r->tl, "eager_done", eager_end_time(r->eager), 0);
+	if (r->verbose) {
+		eager_report(r->eager, r->cfg, stdout);
+		fflush(stdout);
+	}
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = &r->vm;
+	struct eager *e = r->eager;
 	double deadline = r->cfg->timeout_s > 0 ? now_s() + r->cfg->timeout_s : 0;
 	sigset_t old;
 
 	vm_signals_block(vm, &old);
-	eager_begin(r->eager);
-	if (eager_host_side(r->eager) && !eager_on_vcpu_threads(r->eager))
-		eager_run_dedicated(r->eager, vm);
-	if (!vm_stopping(vm))
-		vm_start_vcpus(vm);
+	eager_begin(e, vm);
+	if (eager_on_vcpu_threads(e)) {
+		vm_start_vcpus(
+			vm); /* each populates its slice, then waits for eager_go */
+	} else {
+		if (eager_host_side(e))
+			eager_run_dedicated(e, vm);
+		eager_done(r);
+		if (!vm_stopping(vm))
+			place_guest(r);
+		if (!vm_stopping(vm))
+			vm_start_vcpus(vm);
+	}
+	/* Every thread exists now: the main thread's filter allows no more. */
 	if (r->sandbox && r->sandbox_main)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
-	if (eager_on_vcpu_threads(r->eager))
-		eager_wait(r->eager, vm);
-	if (eager_end_time(r->eager) > 0) {
-		timeline_mark_at(r->tl, "eager_done", eager_end_time(r->eager), 0);
-		if (!r->cfg->quiet) {
-			eager_report(r->eager, r->cfg, stdout);
-			fflush(stdout);
-		}
+	if (eager_on_vcpu_threads(e)) {
+		eager_wait(e, vm);
+		eager_done(r);
+		if (!vm_stopping(vm))
+			place_guest(r);
+		eager_go(e);
 	}
 	vm_run_to_end(vm, deadline, r->cfg->timeout_s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -306,7 +371,8 @@ int run_execute(struct run *r)
 
 void run_summary(const struct run *r, struct tl_summary *s)
 {
-	double eager_ms = eager_seconds(r->eager) * MSEC_PER_SEC;
+	double eager_ms =
+		eager_host_side(r->eager) ? eager_seconds(r->eager) * MSEC_PER_SEC : -1;
 	size_t n;
 	const struct mvm_rec_touch *t = results_touch(r->res, &n);
 
@@ -328,13 +394,12 @@ static void report_unclaimed(const char *what, const struct io_bus *bus, FILE *f
 
 void run_report(struct run *r, int status, int timeline)
 {
-	const struct config *cfg = r->cfg;
 	uint64_t dropped = console_dropped(r->console);
 
 	fflush(stdout);
-	if (status != EXIT_GUEST_OK || !cfg->quiet)
+	if (status != EXIT_GUEST_OK || r->verbose)
 		fprintf(stderr, "minivmm: %s\n", r->vm.message);
-	if (!cfg->quiet) {
+	if (r->verbose) {
 		report_unclaimed("port I/O", &r->vm.pio, stderr);
 		report_unclaimed("MMIO", &r->vm.mmio, stderr);
 		if (dropped)
@@ -342,7 +407,7 @@ void run_report(struct run *r, int status, int timeline)
 				"minivmm: dropped %llu bytes of guest console output past the %llu MiB limit\n",
 				(unsigned long long)dropped, CONSOLE_LIMIT_BYTES >> 20);
 	}
-	if (timeline && !cfg->quiet && timeline_time(r->tl, "guest_entry") > 0) {
+	if (timeline && r->verbose && timeline_time(r->tl, "guest_entry") > 0) {
 		struct tl_summary s;
 
 		run_summary(r, &s);
@@ -353,6 +418,10 @@ void run_report(struct run *r, int status, int timeline)
 
 void run_free(struct run *r)
 {
+	free(r->image);
+	free(r->kvm_last);
+	r->image = NULL;
+	r->kvm_last = NULL;
 	vm_free(&r->vm);
 	console_free(r->console);
 	eager_free(r->eager);

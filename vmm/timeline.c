@@ -214,26 +214,36 @@ void timeline_summary(const struct timeline *tl, double eager_ms, struct tl_summ
 		fuw > 0 ? (fuw - timeline_time(tl, "workload_start")) * MSEC_PER_SEC : -1;
 }
 
+/*
+ * Phase i >= 1 runs from mark i - 1 to mark i and is named for the event
+ * that ends it; mark 0 is "exec", the zero of the clock. Times are ms since
+ * exec. The table, the JSON and the trace all use this convention.
+ */
 void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f)
 {
 	double exec = timeline_time(tl, "exec");
 	int idx[ARRAY_SIZE(key_stats)];
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
 
 	fprintf(f,
-		"\ntimeline (ms since exec; KVM counters during each phase, all vCPUs)\n");
-	fprintf(f, "%-18s %10s %10s", "phase", "start", "duration");
+		"\ntimeline: each phase runs from the end of the one above to the event that names it\n");
+	fprintf(f,
+		"(ms since exec; KVM counters during the phase, all vCPUs; - = not measured)\n");
+	fprintf(f, "%-18s %10s %10s %10s", "phase", "start", "end", "duration");
 	for (size_t k = 0; k < ARRAY_SIZE(key_stats); k++) {
 		idx[k] = kvmstats_index(tl->stats, key_stats[k]);
 		if (idx[k] >= 0)
 			fprintf(f, " %14s", key_stats[k]);
 	}
 	fputc('\n', f);
-	for (unsigned i = 0; i < tl->n; i++) {
+	for (unsigned i = 1; i < tl->n; i++) {
 		const struct tl_phase *p = &tl->p[i];
+		double t0 = (tl->p[i - 1].t - exec) * MSEC_PER_SEC,
+		       t1 = (p->t - exec) * MSEC_PER_SEC;
 		uint64_t d;
 
-		fprintf(f, "%-18s %10.3f %10.3f", p->name, (p->t - exec) * MSEC_PER_SEC,
-			i ? (p->t - tl->p[i - 1].t) * MSEC_PER_SEC : 0.0);
+		fprintf(f, "%-18s %10s %10s %10s", p->name, fmt_value(a, t0, 3),
+			fmt_value(b, t1, 3), fmt_value(c, t1 - t0, 3));
 		for (size_t k = 0; k < ARRAY_SIZE(key_stats); k++) {
 			if (idx[k] < 0)
 				continue;
@@ -244,13 +254,40 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "setup: %.1f ms (eager %.1f ms) | first useful work: ", s->setup_ms,
-		s->eager_ms);
+	fprintf(f, "setup: %s ms (", fmt_value(a, s->setup_ms, 1));
+	if (s->eager_ms >= 0)
+		fprintf(f, "eager %s ms", fmt_value(b, s->eager_ms, 1));
+	else
+		fprintf(f, "no eager");
+	fprintf(f, ") | first useful work: ");
 	if (s->first_useful_work_ms >= 0)
-		fprintf(f, "%.1f ms", s->first_useful_work_ms);
+		fprintf(f, "%s ms", fmt_value(a, s->first_useful_work_ms, 1));
 	else
 		fprintf(f, "n/a (the workload marks none)");
-	fprintf(f, " | total: %.1f ms\n", s->total_ms);
+	fprintf(f, " | total: %s ms\n", fmt_value(a, s->total_ms, 1));
+}
+
+/* Every counter KVM publishes: cumulative ones as their delta over the phase, gauges as their value. */
+static void stats_json(const struct timeline *tl, unsigned i, struct json *j)
+{
+	const struct tl_phase *p = &tl->p[i];
+	uint64_t d;
+
+	if (!p->stats) {
+		json_null(j, "stats");
+		return;
+	}
+	json_begin_object(j, "stats");
+	for (unsigned k = 0; k < kvmstats_count(tl->stats); k++) {
+		int cum;
+		const char *name = kvmstats_name(tl->stats, k, &cum);
+
+		if (cum && delta(tl, i, k, &d))
+			json_u64(j, name, d);
+		else if (!cum)
+			json_u64(j, name, p->stats[k]);
+	}
+	json_end_object(j);
 }
 
 void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
@@ -259,37 +296,33 @@ void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
 	double exec = timeline_time(tl, "exec");
 
 	json_begin_array(j, "timeline");
-	for (unsigned i = 0; i < tl->n; i++) {
+	for (unsigned i = 1; i < tl->n; i++) {
 		const struct tl_phase *p = &tl->p[i];
-		uint64_t d;
+		double t0 = (tl->p[i - 1].t - exec) * MSEC_PER_SEC,
+		       t1 = (p->t - exec) * MSEC_PER_SEC;
 
 		json_begin_object(j, NULL);
 		json_string(j, "phase", p->name);
 		json_string(j, "source", p->guest ? "guest" : "vmm");
-		json_double(j, "t_ms", (p->t - exec) * MSEC_PER_SEC);
-		json_double(j, "dur_ms",
-			    i ? (p->t - tl->p[i - 1].t) * MSEC_PER_SEC : 0.0);
-		json_begin_object(j, "stats");
-		for (unsigned k = 0; p->stats && k < kvmstats_count(tl->stats); k++) {
-			int cum;
-			const char *name = kvmstats_name(tl->stats, k, &cum);
-
-			if (cum && delta(tl, i, k, &d) && d)
-				json_u64(j, name, d);
-			else if (!cum && p->stats[k])
-				json_u64(j, name,
-					 p->stats[k]); /* a gauge: its value now */
-		}
-		json_end_object(j);
+		json_double(j, "start_ms", t0);
+		json_double(j, "end_ms", t1);
+		json_double(j, "dur_ms", t1 - t0);
+		stats_json(tl, i, j);
 		json_end_object(j);
 	}
 	json_end_array(j);
 	json_begin_object(j, "summary");
 	json_double(j, "setup_ms", s->setup_ms);
-	json_double(j, "eager_ms", s->eager_ms);
+	if (s->eager_ms >= 0)
+		json_double(j, "eager_ms", s->eager_ms);
+	else
+		json_null(j, "eager_ms");
 	if (s->first_useful_work_ms >= 0) {
 		json_double(j, "first_useful_work_ms", s->first_useful_work_ms);
 		json_double(j, "first_pass_ms", s->first_pass_ms);
+	} else {
+		json_null(j, "first_useful_work_ms");
+		json_null(j, "first_pass_ms");
 	}
 	json_double(j, "total_ms", s->total_ms);
 	json_end_object(j);

@@ -79,16 +79,14 @@ static void one_run(struct json *j, const struct run *r, int pid, const char *la
 	}
 }
 
-int trace_write(FILE *f, const struct run *const *runs, const char *const *labels, int n)
+void trace_write(struct json *j, const struct run *const *runs, const char *const *labels,
+		 int n)
 {
-	struct json j = { .f = f };
-
-	json_begin_object(&j, NULL);
-	json_string(&j, "displayTimeUnit", "ms");
-	json_begin_array(&j, "traceEvents");
+	json_begin_object(j, NULL);
+	json_string(j, "displayTimeUnit", "ms");
+	json_begin_array(j, "traceEvents");
 	for (int i = 0; i < n; i++)
-		one_run(&j, runs[i], i + 1, labels[i]);
-	json_end_array(&j);
-	json_end_object(&j);
-	return fflush(f) || ferror(f) ? -EIO : 0;
+		one_run(j, runs[i], i + 1, labels[i]);
+	json_end_array(j);
+	json_end_object(j);
 }

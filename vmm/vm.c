@@ -40,7 +40,8 @@ int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
 	for (unsigned i = 0; i < nvcpus; i++) {
 		r = vcpu_create(vm, &vm->vcpus[i], i);
 		if (r) {
-			snprintf(err, errlen, "KVM: KVM_CREATE_VCPU %u: %s", i, strerror(-r));
+			snprintf(err, errlen, "KVM: KVM_CREATE_VCPU %u: %s", i,
+				 strerror(-r));
 			return r;
 		}
 		r = vcpu_set_entry(&vm->vcpus[i], &cpuid.c);

@@ -104,12 +104,16 @@ struct config {
 	const struct mm_backend *backing;
 	const char *trace_path; /* --trace: Chrome trace-event JSON */
 	int compare;		/* --compare: lazy, then eager, side by side */
-	int no_sandbox;		/* --no-sandbox */
-	int strict_io; /* --strict-io: unclaimed port or MMIO access ends the run */
-	double t_exec; /* main() entered: the first run's "exec" */
+	unsigned repeat; /* --repeat: measured runs (of each mode with --compare) */
+	unsigned warmup; /* --warmup: runs before them, not counted */
+	int no_sandbox;	 /* --no-sandbox */
+	int strict_io;	 /* --strict-io: unclaimed port or MMIO access ends the run */
+	double t_exec;	 /* main() entered: the first run's "exec" */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
+	int argc; /* minivmm's own command line, for the environment record */
+	char **argv;
 };
 
 /*
@@ -273,14 +277,15 @@ int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char
 enum eager_strategy eager_strategy(const struct eager *e); /* EAGER_NONE for NULL */
 int eager_host_side(const struct eager *e); /* populate or prefault work to do */
 int eager_on_vcpu_threads(const struct eager *e);
-void eager_begin(
-	struct eager *e); /* the clock starts: just before any thread populates */
+/* Just before any thread populates: what is resident already, and the clock. */
+void eager_begin(struct eager *e, struct vm *vm);
 /* Main thread: run dedicated threads (--eager-threads) and wait for them. */
 void eager_run_dedicated(struct eager *e, struct vm *vm);
 /* vCPU thread: populate this vCPU's slice, then wait until the main thread says go. */
 void eager_vcpu_gate(struct eager *e, struct vm *vm, struct vcpu *v);
-/* Main thread: wait for the vCPU threads' slices, check them, open the gate. */
+/* Main thread: wait for the vCPU threads' slices, see what is resident, check them. */
 void eager_wait(struct eager *e, struct vm *vm);
+void eager_go(struct eager *e);		     /* let the vCPU threads into the guest */
 double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
 double eager_end_time(const struct eager *e);
 void eager_report(const struct eager *e, const struct config *cfg, FILE *f);
@@ -310,6 +315,7 @@ const char *timeline_phase(const struct timeline *tl, unsigned i, double *t, int
 /* Counter `name` during phase i (since the previous phase with counters). 0 if unknown. */
 int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
 		   uint64_t *out);
+/* Milliseconds; negative: not measured (no eager, no first useful work mark). */
 struct tl_summary {
 	double setup_ms, eager_ms, first_useful_work_ms, total_ms, first_pass_ms;
 };
@@ -324,12 +330,15 @@ struct results;
 struct results *results_create(void);			       /* NULL: ENOMEM */
 void results_set_tsc_khz(struct results *r, uint32_t tsc_khz); /* the records' clock */
 /*
- * Keep a copy of n records (checked, and copied once out of guest memory)
- * and print their tables to print (if not NULL) while no other batch can
- * move them. 0 or -errno.
+ * Keep a copy of a batch of n records (checked, and copied once out of
+ * guest memory) with KVM's counters during it (nkvm values in kvmstats
+ * order, or NULL), and print what the batch completes of the tables to
+ * print (if not NULL) while no other batch can move them. 0 or -errno.
  */
 int results_add_sweep(struct results *r, const struct mvm_rec_sweep *recs, uint32_t n,
-		      FILE *print);
+		      const uint64_t *kvm, unsigned nkvm, FILE *print);
+/* The counters of record i's batch, if they are its own (see results.c); NULL if not. */
+const uint64_t *results_kvm(const struct results *r, size_t i, unsigned *nkvm);
 int results_add_touch(struct results *r, const struct mvm_rec_touch *recs, uint32_t n);
 const struct mvm_rec_sweep *results_sweep(const struct results *r, size_t *n);
 const struct mvm_rec_touch *results_touch(const struct results *r, size_t *n);
@@ -337,9 +346,37 @@ double results_seconds(const struct results *r, uint64_t cycles);
 void results_free(struct results *r);
 
 /* report.c: the tables a person reads. */
-/* The OSv tables of the records from index `from` on (one batch), unless already printed. */
+const char *sweep_workload_name(uint32_t workload);
+const char *
+sweep_mapping_name(const struct mvm_rec_sweep *r); /* demand, map_populate, direct_map */
+/* The record a table cell shows: the all-vCPU aggregate if there is one, else vCPU 0's. */
+const struct mvm_rec_sweep *
+report_table_rec(const struct results *r, const struct mvm_rec_sweep *key, uint32_t mode);
+/* Print what the batch of records from index `from` on completes of the OSv tables. */
 void report_sweep_batch(const struct results *r, size_t from, FILE *f);
 void report_touch(const struct results *r, FILE *f);
+
+/* ---- env.c: the environment record in every results file ---------------- */
+struct env;
+/* Kernel, CPU, KVM module parameters, THP, hugetlb pools, memory, version, command line. */
+int env_collect(const struct config *cfg, struct env **out); /* 0 or -ENOMEM */
+void env_write_json(const struct env *e, struct json *j);    /* as "environment" */
+void env_free(struct env *e);
+
+/* ---- summary.c: spreads of repeated measurements, numbers for people ------ */
+struct spread {
+	unsigned n;
+	double median, min, max, q1, q3; /* quartiles: linear, as R's type 7 */
+};
+void spread_of(const double *samples, unsigned n, struct spread *s);
+int spreads_overlap(const struct spread *a, const struct spread *b); /* [min, max] */
+void spread_write_json(const struct spread *s, struct json *j, const char *key);
+#define FMT_BYTES	 32
+#define FMT_SPREAD_BYTES 112
+/* v with `decimals` decimals, or more where needed for two significant digits. */
+const char *fmt_value(char buf[FMT_BYTES], double v, int decimals);
+/* "median [min-max]" (just the value for one sample, "-" for none). */
+const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals);
 
 /* ---- run.c: one measured run -------------------------------------------- */
 
@@ -348,10 +385,13 @@ struct resources {
 	int fds, threads;
 };
 
-/* Output files, opened before anything runs: the sandbox allows no open(2) later. */
+/*
+ * Output files, opened (and found writable) before anything runs: the
+ * sandbox allows no open(2) later. -1 when not asked for.
+ */
 struct outputs {
-	FILE *results, *trace;
-	int fds[2], n;
+	int results_fd, trace_fd;
+	int fds[2], n; /* the open ones, for the sandbox */
 };
 
 /*
@@ -368,17 +408,25 @@ struct run {
 	struct kvm_stats *stats;
 	struct timeline *tl;
 	struct results *res;
-	size_t printed; /* sweep records whose tables are printed */
+	uint64_t *kvm_last; /* KVM's counters at the last records batch */
+	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
+	uint64_t image_len;
 	double t_exec;
-	int sandbox;	  /* install the seccomp filters (not --no-sandbox) */
+	int tables;  /* print the sweep tables as records arrive (one run, not repeats) */
+	int verbose; /* also the platform, eager report, console and timeline */
+	int sandbox; /* install the seccomp filters (not --no-sandbox) */
 	int sandbox_main; /* ... on the main thread too (the last run of a process) */
 	const struct outputs *out;
-	struct resources res_before, res_after; /* --compare: around this run */
 };
 
+struct run_opts {
+	double t_exec; /* this run's "exec": main()'s entry for the first run */
+	const struct outputs *out; /* the sandbox lets the main thread write these */
+	int sandbox_main;	   /* this is the process's last run: sandbox main too */
+	int tables, verbose;	   /* as in struct run */
+};
 /* Everything without KVM: devices wired, subsystems created. 0 or -ENOMEM. */
-int run_init(struct run *r, const struct config *cfg, double t_exec,
-	     const struct outputs *out, int sandbox_main);
+int run_init(struct run *r, const struct config *cfg, const struct run_opts *o);
 /* Claim the devices' ports on the VM's bus. 0 or -errno. */
 int run_register_devices(struct run *r);
 /* Set up, run the guest to its end, tear the VM down. Returns the exit status. */
@@ -386,22 +434,51 @@ int run_execute(struct run *r);
 /* What ended the run, unclaimed devices, dropped console output, the timeline. */
 void run_report(struct run *r, int status, int timeline);
 void run_summary(const struct run *r, struct tl_summary *s);
-void run_write_obj(const struct run *r, struct json *j, const char *key);
-int run_write_json(const struct run *r, FILE *f); /* 0 or -errno */
+/* The run's members (config, platform, eager, sweep, timeline, summary, devices, exit). */
+void run_write_members(const struct run *r, struct json *j);
 void run_free(struct run *r);
 
-/* ---- compare.c: --compare: lazy, then eager, and what the numbers say ----- */
-struct verdict {
-	int have_work; /* both runs marked their first useful work */
-	double eager_cost_ms, setup_lazy_ms, setup_eager_ms;
-	double first_pass_lazy_ms, first_pass_eager_ms, saved_ms;
-	double fuw_lazy_ms, fuw_eager_ms;
-	const char *sooner;
-	double touched_bytes, ram_bytes;
-	double break_even; /* fraction of RAM; < 0: never */
+/* ---- compare.c: --compare's verdict, from the runs' numbers ---------------- */
+struct run_facts {
+	struct tl_summary s;
+	double touched_bytes; /* the first pass wrote */
+	double ram_bytes;
 };
-void compare_verdict(const struct run *lazy, const struct run *eager, struct verdict *v);
-int compare_main(const struct config *cfg, const struct outputs *o);
+void run_facts(const struct run *r, struct run_facts *f);
+struct verdict {
+	unsigned pairs; /* lazy/eager runs, adjacent in ABBA order */
+	int have_work;	/* every run marked its first useful work */
+	struct spread eager_cost_ms, setup_lazy_ms, setup_eager_ms;
+	struct spread first_pass_lazy_ms, first_pass_eager_ms, fuw_lazy_ms, fuw_eager_ms;
+	double saved_ms;      /* median first pass, lazy - eager */
+	int saved_conclusive; /* the first-pass spreads do not overlap */
+	const char *sooner; /* "lazy" or "eager": the smaller median first useful work */
+	int sooner_conclusive;
+	double touched_bytes, ram_bytes;
+	struct spread
+		break_even; /* fraction of RAM, over the pairs where eager saved time */
+	unsigned never;	    /* pairs where eager saved no first-touch time */
+};
+/* From n lazy and n eager runs (pair i: lazy[i], eager[i]). Pure: unit-tested. */
+void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,
+		     unsigned n, struct verdict *v);
+void verdict_print(const struct verdict *v, FILE *f);
+void verdict_write_json(const struct verdict *v, struct json *j);
+
+/* ---- aggregate.c: the measured runs of one mode, summed up --------------- */
+struct run_set {
+	const struct run *const *runs;
+	unsigned n;
+	const char *label;
+};
+void aggregate_print(const struct run_set *s, int sweep_tables, FILE *f);
+void aggregate_write_json(const struct run_set *s, struct json *j); /* as s->label */
+void compare_table_print(const struct run_set *lazy, const struct run_set *eager,
+			 enum eager_strategy how, FILE *f);
+
+/* ---- experiment.c: one run, --repeat N, --compare, in ABBA order ---------- */
+int experiment_main(const struct config *cfg, const struct env *env,
+		    const struct outputs *o);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
 enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
@@ -417,7 +494,7 @@ int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ct
 int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
 
 /* ---- trace.c: Chrome trace events for n runs (one process track each) ---- */
-int trace_write(FILE *f, const struct run *const *runs, const char *const *labels,
-		int n); /* 0 or -errno */
+void trace_write(struct json *j, const struct run *const *runs, const char *const *labels,
+		 int n);
 
 #endif /* MINIVMM_VMM_H */

@@ -113,7 +113,7 @@ void test_loader_check(void)
 static struct run run;
 static struct vm *const vm = &run.vm;
 static struct config cfg = { .quiet = 1, .vcpus = 1 };
-static struct outputs outs;
+static struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
 static struct vcpu vcpu;
 
 static void fake_vm(void)
@@ -127,7 +127,7 @@ static void fake_vm(void)
 	}
 	vm->vcpus = NULL; /* ours is static */
 	run_free(&run);
-	CHECK(run_init(&run, &cfg, 0, &outs, 0) == 0);
+	CHECK(run_init(&run, &cfg, &(struct run_opts){ .out = &outs }) == 0);
 	vm->nvcpus = 1;
 	vm->vcpus = &vcpu;
 	vm->ram = (struct guest_ram){ .hva = mem, .size = 1 << 20, .map_bytes = 1 << 20 };
@@ -244,4 +244,31 @@ void test_exit_dispatch(void)
 	out32(MVM_HC_PORT, 0x2000);
 	plain_exit(KVM_EXIT_SHUTDOWN);
 	CHECK(vm->end == END_GUEST_EXIT);
+}
+
+/* Every table indexed by an enum has its rows in enum order, with no holes. */
+void test_tables(void)
+{
+	for (unsigned i = 0; i < END_COUNT; i++) {
+		CHECK_EQ(run_ends[i].end, i);
+		CHECK(run_ends[i].reason && run_ends[i].meaning);
+		CHECK(run_end_row((enum run_end)i) == &run_ends[i]);
+	}
+	for (unsigned i = 0; i < EAGER_STRATEGY_COUNT; i++) {
+		CHECK_EQ(eager_strategies[i].id, i);
+		CHECK(!strcmp(eager_strategy_name((enum eager_strategy)i),
+			      eager_strategies[i].name));
+	}
+	for (uint32_t nr = 1; nr < MVM_HC_COUNT; nr++)
+		CHECK(hc_name(nr) != NULL);
+	CHECK(hc_name(0) == NULL && hc_name(MVM_HC_COUNT) == NULL);
+	for (uint32_t m = 1; m < MVM_MARK_COUNT; m++)
+		CHECK(timeline_guest_mark_name(m) != NULL);
+	for (unsigned i = 0; i < exit_status_count; i++) {
+		int named = 0;
+
+		for (unsigned e = 0; e < END_COUNT; e++)
+			named |= run_ends[e].status == exit_statuses[i].status;
+		CHECK(named || exit_statuses[i].status == EXIT_GUEST_FAILED);
+	}
 }

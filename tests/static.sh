@@ -1,0 +1,113 @@
+# Tier "static": rules the structure keeps, checked without running a guest
+# (sourced by tests/run). Each build check first compiles the untouched copy,
+# so a check that cannot fail is itself a failure.
+S=$OUT/static
+rm -rf "$S"
+mkdir -p "$S"
+inc() { make -s --no-print-directory "print-INC_$1"; }
+CFLAGS_HOST="-std=gnu11 -D_GNU_SOURCE -Werror -Wall -Wextra -Wno-unused-parameter"
+
+# A copy of the rooms to break on purpose.
+fresh() {
+	rm -rf "$S/tree"
+	mkdir -p "$S/tree"
+	cp -r include mm devices vmm firmware guest "$S/tree/"
+}
+# compiles NAME ROOM FILE: FILE (relative to the copy) builds with ROOM's include paths.
+compiles() {
+	local flags
+	flags=$(inc "$2")
+	(cd "$S/tree" && gcc $CFLAGS_HOST $flags -fsyntax-only "$3") >"$S/$1.log" 2>&1
+}
+# refused NAME ROOM FILE ERE: it does not build, and the compiler says why (ERE).
+refused() {
+	if compiles "$1" "$2" "$3"; then
+		fail "$1" "still builds after the change"
+	elif ! grep -Eq -- "$4" "$S/$1.log"; then
+		fail "$1" "fails, but not with /$4/: $(head -c 400 "$S/$1.log")"
+	else
+		pass "$1"
+	fi
+}
+# edit FILE PERL-SUBSTITUTION: change the copy; the substitution must match.
+edit() {
+	local before
+	before=$(md5sum <"$S/tree/$1")
+	perl -0pi -e "$2" "$S/tree/$1"
+	[ "$(md5sum <"$S/tree/$1")" != "$before" ] || { echo "FAIL static-setup: '$2' matched nothing in $1"; return 1; }
+}
+
+# --- layering -------------------------------------------------------------
+if ./tests/static/layering >"$S/layering.log" 2>&1; then pass layering; else fail layering "$(cat "$S/layering.log")"; fi
+fresh
+edit devices/bus.c 's/#include "devices.h"\n/#include "devices.h"\n#include "vmm.h"\n/' &&
+	if ./tests/static/layering "$S/tree" >"$S/layering-bad.log" 2>&1; then
+		fail layering-catches-devices-to-vmm "no complaint about devices/bus.c including vmm.h"
+	elif grep -q 'devices/bus.c includes "vmm.h"' "$S/layering-bad.log"; then
+		pass layering-catches-devices-to-vmm
+	else
+		fail layering-catches-devices-to-vmm "$(cat "$S/layering-bad.log")"
+	fi
+refused layering-build-refuses-devices-to-vmm devices devices/bus.c 'vmm.h: No such file'
+fresh
+edit mm/ram.c 's/#include "mm.h"\n/#include "mm.h"\n#include "devices.h"\n/' &&
+	refused layering-build-refuses-mm-to-devices mm mm/ram.c 'devices.h: No such file'
+fresh
+edit firmware/vm.c 's/#include "kernel.h"\n/#include "kernel.h"\n#include "guest.h"\n/' &&
+	refused layering-build-refuses-firmware-to-guest firmware firmware/vm.c 'guest.h: No such file'
+
+# --- tables that cannot drift ---------------------------------------------
+fresh
+if compiles control-hypercall devices devices/hypercall.c && compiles control-backend mm mm/backend.c &&
+	compiles control-eager vmm vmm/eager.c && compiles control-end vmm vmm/end.c; then
+	pass build-checks-control
+else
+	fail build-checks-control "the untouched copy does not build: $(cat "$S"/control-*.log | head -c 600)"
+fi
+# A new hypercall in the list without its check and handler.
+edit include/minivmm_abi.h 's/#define MVM_HC_COUNT   8/#define MVM_HC_NEW 8\n#define MVM_HC_COUNT 9/; s/(X\(mark, MVM_HC_MARK, struct mvm_hc_mark\))/$1 \\\n\tX(new, MVM_HC_NEW, struct mvm_hc_hdr)/' &&
+	refused hypercall-without-handler devices devices/hypercall.c "check_new|hc_new"
+# A new number left out of the list.
+fresh
+edit include/minivmm_abi.h 's/#define MVM_HC_COUNT   8/#define MVM_HC_NEW 8\n#define MVM_HC_COUNT 9/' &&
+	refused hypercall-not-in-list devices devices/hypercall.c "every hypercall number"
+# An argument struct larger than what the VMM copies.
+fresh
+edit include/minivmm_abi.h 's/(struct mvm_hc_mark \{\n\tstruct mvm_hc_hdr hdr;)/$1\n\tchar grown[600];/' &&
+	refused hypercall-struct-too-big devices devices/hypercall.c "larger than MVM_HC_ARGS_MAX"
+# A backing row deleted (its enum value stays).
+fresh
+edit mm/backend.c 's/\t\{ MM_MEMFD,[^}]*\},\n//s' &&
+	refused backing-row-deleted mm mm/backend.c "one row per enum mm_backing"
+# An eager strategy row deleted.
+fresh
+edit vmm/eager.c 's/\t\{ EAGER_TOUCH,.*?\} \},\n//s' &&
+	refused strategy-row-deleted vmm vmm/eager.c "one row per enum eager_strategy"
+# A run-end row deleted.
+fresh
+edit vmm/end.c 's/\t\{ END_USAGE,[^}]*\},\n//s' &&
+	refused run-end-row-deleted vmm vmm/end.c "one row per enum run_end"
+
+# --- docs that agree with the program --------------------------------------
+$MINIVMM --help >"$S/help.txt"
+sed -n '/<!-- BEGIN minivmm --help -->/,/<!-- END minivmm --help -->/p' README.md | sed '1,2d;$d' | sed '$d' >"$S/readme-help.txt"
+if diff -u "$S/help.txt" "$S/readme-help.txt" >"$S/readme-help.diff"; then
+	pass docs-readme-is-help
+else
+	fail docs-readme-is-help "README's --help block differs from ./minivmm --help (paste it again): $(head -c 600 "$S/readme-help.diff")"
+fi
+missing=""
+for o in $(grep -oE -- '--[a-z][a-z-]+' "$S/help.txt" | sort -u); do
+	grep -qF -- "$(echo "$o" | sed 's/-/\\-/g')" docs/minivmm.1 || missing="$missing $o"
+done
+# The kinds --backing and --eager take: the help's indented "name  text" lines.
+for k in $(sed -n '/--eager\[=HOW\]/,/--trace/p' "$S/help.txt" | sed -n 's/^ \{24\}\([a-z0-9]*\)  .*/\1/p'); do
+	grep -q "fB$k\\\\fR" docs/minivmm.1 || missing="$missing $k"
+done
+for st in $(sed -n '/^Exit status/,$p' "$S/help.txt" | awk '$1 ~ /^[0-9]+$/ { print $1 }'); do
+	grep -q "^\.B $st\$" docs/minivmm.1 || missing="$missing status-$st"
+done
+for r in $(sed -n '/^Exit status/,$p' "$S/help.txt" | grep -oE '\([a-z, -]+\)' | tr -d '(),' | tr ' ' '\n' | sort -u); do
+	grep -q -- "$r" docs/minivmm.1 || missing="$missing reason-$r"
+done
+if [ -z "$missing" ]; then pass docs-man-page-agrees; else fail docs-man-page-agrees "docs/minivmm.1 lacks:$missing"; fi

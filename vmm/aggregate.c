@@ -1,0 +1,301 @@
+/* Repeated runs summed up: per phase, per sweep row and for the summary, median and spread. */
+#include "vmm.h"
+
+#include <string.h>
+
+#include "json.h"
+
+/* The counters the aggregate tables and JSON carry, where KVM publishes them. */
+static const char *const counters[] = { "pf_taken", "exits",	      "io_exits",
+					"pf_fixed", "insn_emulation", "mmu_pte_write" };
+#define PRINTED_COUNTERS 3 /* the first three go in the printed table */
+
+/* Phase `name` of a timeline: when it started and ended (ms since exec), its index. */
+static int phase_at(const struct timeline *tl, const char *name, double *start,
+		    double *end)
+{
+	double exec = timeline_time(tl, "exec"), t, prev = 0;
+
+	for (unsigned i = 0; i < timeline_count(tl); i++) {
+		const char *p = timeline_phase(tl, i, &t, NULL);
+
+		if (i && !strcmp(p, name)) {
+			*start = (prev - exec) * MSEC_PER_SEC;
+			*end = (t - exec) * MSEC_PER_SEC;
+			return (int)i;
+		}
+		prev = t;
+	}
+	return -1;
+}
+
+enum what { START, END, DURATION, COUNTER };
+
+static void phase_spread(const struct run_set *s, const char *name, enum what w,
+			 const char *counter, struct spread *out)
+{
+	double v[s->n ? s->n : 1], start, end;
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < s->n; r++) {
+		int i = phase_at(s->runs[r]->tl, name, &start, &end);
+		uint64_t d;
+
+		if (i < 0)
+			continue;
+		if (w == COUNTER) {
+			if (timeline_delta(s->runs[r]->tl, (unsigned)i, counter, &d))
+				v[n++] = (double)d;
+		} else {
+			v[n++] = w == START ? start : w == END ? end : end - start;
+		}
+	}
+	spread_of(v, n, out);
+}
+
+/* Summary quantity at `offset` in struct tl_summary (negative: not reached). */
+static void summary_spread(const struct run_set *s, size_t offset, struct spread *out)
+{
+	double v[s->n ? s->n : 1];
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < s->n; r++) {
+		struct tl_summary sum;
+		double x;
+
+		run_summary(s->runs[r], &sum);
+		memcpy(&x, (const char *)&sum + offset, sizeof(x));
+		if (x >= 0)
+			v[n++] = x;
+	}
+	spread_of(v, n, out);
+}
+
+static const struct {
+	const char *name;
+	size_t offset;
+} summaries[] = {
+	{ "setup_ms", offsetof(struct tl_summary, setup_ms) },
+	{ "eager_ms", offsetof(struct tl_summary, eager_ms) },
+	{ "first_useful_work_ms", offsetof(struct tl_summary, first_useful_work_ms) },
+	{ "first_pass_ms", offsetof(struct tl_summary, first_pass_ms) },
+	{ "total_ms", offsetof(struct tl_summary, total_ms) },
+};
+
+/* Seconds of one field of the table record for (workload, iteration, size, mode), per run. */
+enum sweep_field { TOUCH, MAP, UNMAP };
+
+static void sweep_spread(const struct run_set *s, const struct mvm_rec_sweep *key,
+			 uint32_t mode, enum sweep_field fld, struct spread *out)
+{
+	double v[s->n ? s->n : 1];
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < s->n; r++) {
+		const struct results *res = s->runs[r]->res;
+		const struct mvm_rec_sweep *rec = report_table_rec(res, key, mode);
+
+		if (rec)
+			v[n++] = results_seconds(res, fld == TOUCH ? rec->touch_cycles
+						      : fld == MAP ? rec->map_cycles
+								   : rec->unmap_cycles);
+	}
+	spread_of(v, n, out);
+}
+
+static void print_timeline(const struct run_set *s, FILE *f)
+{
+	const struct timeline *tl = s->runs[0]->tl;
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_SPREAD_BYTES], d[FMT_BYTES];
+	double t;
+
+	fprintf(f,
+		"\n%s: timeline over %u runs (ms since exec; median [min-max]; IQR from 5 runs; counters: median)\n",
+		s->label, s->n);
+	fprintf(f, "%-18s %10s %10s %-32s %9s", "phase", "start", "end",
+		"duration [min-max]", "IQR");
+	for (unsigned k = 0; k < PRINTED_COUNTERS; k++)
+		fprintf(f, " %14s", counters[k]);
+	fputc('\n', f);
+	for (unsigned i = 1; i < timeline_count(tl); i++) {
+		const char *name = timeline_phase(tl, i, &t, NULL);
+		struct spread st, en, du, ct;
+
+		phase_spread(s, name, START, NULL, &st);
+		phase_spread(s, name, END, NULL, &en);
+		phase_spread(s, name, DURATION, NULL, &du);
+		fprintf(f, "%-18s %10s %10s %-32s %9s", name, fmt_value(a, st.median, 3),
+			fmt_value(b, en.median, 3), fmt_spread(c, &du, 3),
+			du.n >= 5 ? fmt_value(d, du.q3 - du.q1, 3) : "-");
+		for (unsigned k = 0; k < PRINTED_COUNTERS; k++) {
+			phase_spread(s, name, COUNTER, counters[k], &ct);
+			fprintf(f, " %14s", ct.n ? fmt_value(a, ct.median, 0) : "-");
+		}
+		fputc('\n', f);
+	}
+}
+
+static void print_summary(const struct run_set *s, FILE *f)
+{
+	char a[FMT_SPREAD_BYTES], b[FMT_BYTES];
+
+	fprintf(f, "%s over %u runs, ms, median [min-max] (IQR):\n", s->label, s->n);
+	for (size_t i = 0; i < ARRAY_SIZE(summaries); i++) {
+		struct spread sp;
+
+		summary_spread(s, summaries[i].offset, &sp);
+		fprintf(f, "  %-22s %s", summaries[i].name, fmt_spread(a, &sp, 1));
+		if (sp.n >= 5)
+			fprintf(f, " (%s)", fmt_value(b, sp.q3 - sp.q1, 1));
+		fputc('\n', f);
+	}
+}
+
+/* The OSv table with each cell the median over the runs, then the spreads beside it. */
+static void print_sweep(const struct run_set *s, FILE *f)
+{
+	size_t n;
+	const struct mvm_rec_sweep *recs = results_sweep(s->runs[0]->res, &n);
+	uint32_t workload = 0, iteration = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mvm_rec_sweep *k = &recs[i];
+		int flat = k->workload == MVM_WL_FLAT;
+		struct spread dm, pp;
+		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_SPREAD_BYTES], d[FMT_SPREAD_BYTES];
+
+		if (report_table_rec(s->runs[0]->res, k, k->mode) != k ||
+		    (!flat && k->mode != MVM_MODE_DEMAND))
+			continue; /* one line per size, from its table record */
+		if (k->workload != workload || k->iteration != iteration) {
+			workload = k->workload;
+			iteration = k->iteration;
+			fprintf(f, "\n%s: Iteration %u%s, median of %u runs\n\n",
+				s->label, iteration, flat ? " (flat)" : "", s->n);
+			fprintf(f, "     time (seconds)\n");
+			fprintf(f,
+				flat ? " MiB  touch  | touch [min-max]\n"
+				     : " MiB demand populate | demand [min-max]           populate [min-max]\n");
+		}
+		sweep_spread(s, k, k->mode, TOUCH, &dm);
+		if (flat) {
+			fprintf(f, "%4u  %-6s | %s\n", k->size_mib,
+				fmt_value(a, dm.median, 3), fmt_spread(c, &dm, 3));
+			continue;
+		}
+		sweep_spread(s, k, MVM_MODE_POPULATE, TOUCH, &pp);
+		fprintf(f, "%4u %-6s %-6s  | %-26s %s\n", k->size_mib,
+			fmt_value(a, dm.median, 3),
+			pp.n ? fmt_value(b, pp.median, 3) : "-", fmt_spread(c, &dm, 3),
+			fmt_spread(d, &pp, 3));
+	}
+}
+
+void aggregate_print(const struct run_set *s, int sweep_tables, FILE *f)
+{
+	if (!s->n)
+		return;
+	if (sweep_tables)
+		print_sweep(s, f);
+	print_timeline(s, f);
+	print_summary(s, f);
+}
+
+void aggregate_write_json(const struct run_set *s, struct json *j)
+{
+	const struct timeline *tl = s->n ? s->runs[0]->tl : NULL;
+	size_t n = 0;
+	const struct mvm_rec_sweep *recs =
+		s->n ? results_sweep(s->runs[0]->res, &n) : NULL;
+	double t;
+
+	json_begin_object(j, s->label);
+	json_u64(j, "runs", s->n);
+	json_begin_array(j, "phases");
+	for (unsigned i = 1; tl && i < timeline_count(tl); i++) {
+		const char *name = timeline_phase(tl, i, &t, NULL);
+		struct spread sp;
+
+		json_begin_object(j, NULL);
+		json_string(j, "phase", name);
+		phase_spread(s, name, START, NULL, &sp);
+		spread_write_json(&sp, j, "start_ms");
+		phase_spread(s, name, END, NULL, &sp);
+		spread_write_json(&sp, j, "end_ms");
+		phase_spread(s, name, DURATION, NULL, &sp);
+		spread_write_json(&sp, j, "dur_ms");
+		json_begin_object(j, "counters");
+		for (size_t k = 0; k < ARRAY_SIZE(counters); k++) {
+			phase_spread(s, name, COUNTER, counters[k], &sp);
+			if (sp.n)
+				spread_write_json(&sp, j, counters[k]);
+		}
+		json_end_object(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_begin_object(j, "summary");
+	for (size_t i = 0; i < ARRAY_SIZE(summaries); i++) {
+		struct spread sp;
+
+		summary_spread(s, summaries[i].offset, &sp);
+		spread_write_json(&sp, j, summaries[i].name);
+	}
+	json_end_object(j);
+	json_begin_array(j, "sweep");
+	for (size_t i = 0; i < n; i++) {
+		const struct mvm_rec_sweep *k = &recs[i];
+		struct spread sp;
+
+		if (report_table_rec(s->runs[0]->res, k, k->mode) != k)
+			continue;
+		json_begin_object(j, NULL);
+		json_string(j, "workload", sweep_workload_name(k->workload));
+		json_u64(j, "iteration", k->iteration);
+		json_u64(j, "size_mib", k->size_mib);
+		json_string(j, "guest_mapping", sweep_mapping_name(k));
+		sweep_spread(s, k, k->mode, TOUCH, &sp);
+		spread_write_json(&sp, j, "touch_s");
+		sweep_spread(s, k, k->mode, MAP, &sp);
+		spread_write_json(&sp, j, "map_s");
+		sweep_spread(s, k, k->mode, UNMAP, &sp);
+		spread_write_json(&sp, j, "unmap_s");
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
+/* --compare: every phase of both modes side by side, in the eager runs' order. */
+void compare_table_print(const struct run_set *lazy, const struct run_set *eager,
+			 enum eager_strategy how, FILE *f)
+{
+	const struct timeline *tl = eager->runs[0]->tl;
+	double t;
+
+	fprintf(f,
+		"\nlazy vs eager (%s), %u run%s each: end = ms since exec when the phase ended; duration in ms%s; pf_taken = KVM's page faults in the phase%s\n",
+		eager_strategy_name(how), lazy->n, lazy->n == 1 ? "" : "s",
+		lazy->n > 1 ? " (median [min-max])" : "", lazy->n > 1 ? " (median)" : "");
+	fprintf(f, "%-18s %10s %-26s %9s | %10s %-26s %9s\n", "phase", "lazy end",
+		"duration", "pf_taken", "eager end", "duration", "pf_taken");
+	for (unsigned i = 1; i < timeline_count(tl); i++) {
+		const char *name = timeline_phase(tl, i, &t, NULL);
+		const struct run_set *sets[] = { lazy, eager };
+
+		fprintf(f, "%-18s", name);
+		for (int m = 0; m < 2; m++) {
+			struct spread en, du, pf;
+			char a[FMT_BYTES], b[FMT_SPREAD_BYTES], c[FMT_BYTES];
+
+			phase_spread(sets[m], name, END, NULL, &en);
+			phase_spread(sets[m], name, DURATION, NULL, &du);
+			phase_spread(sets[m], name, COUNTER, "pf_taken", &pf);
+			fprintf(f, "%s %10s %-26s %9s", m ? " |" : "",
+				en.n ? fmt_value(a, en.median, 1) : "-",
+				fmt_spread(b, &du, 1),
+				pf.n ? fmt_value(c, pf.median, 0) : "-");
+		}
+		fputc('\n', f);
+	}
+}

@@ -1,0 +1,246 @@
+/* The environment record: what a reader needs to reproduce a run or see why two differ. */
+#include "vmm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+
+#ifndef MINIVMM_REVISION
+#define MINIVMM_REVISION "unknown"
+#endif
+
+/* The first line of a small text file, without its newline; "" if unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* "always [madvise] never" -> "madvise": the setting sysfs marks as chosen. */
+static void chosen(const char *path, char *buf, size_t len)
+{
+	char line[256], *a, *b;
+
+	read_line(path, line, sizeof(line));
+	a = strchr(line, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (a && b) {
+		*b = '\0';
+		snprintf(buf, len, "%s", a + 1);
+	} else {
+		snprintf(buf, len, "%s", line);
+	}
+}
+
+/* A value from /proc/cpuinfo's first processor, "" when absent. */
+static void cpuinfo(const char *key, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[512];
+	size_t klen = strlen(key);
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (line[0] == '\n')
+			break; /* the first processor's block ends */
+		if (!colon || strncmp(line, key, klen) ||
+		    (line[klen] != '\t' && line[klen] != ' '))
+			continue;
+		colon++;
+		colon += strspn(colon, " \t");
+		colon[strcspn(colon, "\n")] = '\0';
+		snprintf(buf, len, "%s", colon);
+		break;
+	}
+	fclose(f);
+}
+
+static uint64_t meminfo_kib(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	unsigned long long v = 0;
+	size_t klen = strlen(key);
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			sscanf(line + klen + 1, "%llu", &v);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* Every readable parameter of a loaded module: name -> value. */
+static void module_params(struct json *j, const char *module)
+{
+	char dir[128], path[512], val[256];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/sys/module/%s/parameters", module);
+	d = opendir(dir);
+	if (!d)
+		return;
+	json_begin_object(j, module);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (access(path, R_OK))
+			continue;
+		read_line(path, val, sizeof(val));
+		json_string(j, e->d_name, val);
+	}
+	closedir(d);
+	json_end_object(j);
+}
+
+static void hugetlb_pools(struct json *j)
+{
+	static const char base[] = "/sys/kernel/mm/hugepages";
+	char path[512], val[64];
+	struct dirent *e;
+	DIR *d = opendir(base);
+
+	json_begin_array(j, "hugetlb_pools");
+	while (d && (e = readdir(d))) {
+		static const char *const files[] = { "nr_hugepages", "free_hugepages",
+						     "resv_hugepages",
+						     "surplus_hugepages" };
+
+		if (strncmp(e->d_name, "hugepages-", 10))
+			continue;
+		json_begin_object(j, NULL);
+		json_string(j, "size", e->d_name + 10);
+		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+			snprintf(path, sizeof(path), "%s/%s/%s", base, e->d_name,
+				 files[i]);
+			read_line(path, val, sizeof(val));
+			json_u64(j, files[i], strtoull(val, NULL, 10));
+		}
+		json_end_object(j);
+	}
+	if (d)
+		closedir(d);
+	json_end_array(j);
+}
+
+/*
+ * Collected once at start, before any sandbox (it reads /proc and /sys), and
+ * written whole into every results file.
+ */
+struct env {
+	char *json; /* the "environment" object's members, rendered */
+};
+
+static void build(struct json *j, const void *arg)
+{
+	const struct config *cfg = arg;
+	struct utsname u;
+	char buf[512], host[256] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	json_begin_object(j, NULL);
+	json_string(j, "minivmm_version", MINIVMM_VERSION);
+	json_string(j, "source_revision", MINIVMM_REVISION);
+	json_u64(j, "guest_abi", MVM_ABI_VERSION);
+	json_begin_array(j, "command_line");
+	for (int i = 0; i < cfg->argc; i++)
+		json_string(j, NULL, cfg->argv[i]);
+	json_end_array(j);
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_string(j, "start_time", buf);
+	gethostname(host, sizeof(host) - 1);
+	json_string(j, "hostname", host);
+	if (!uname(&u)) {
+		json_string(j, "kernel_release", u.release);
+		json_string(j, "kernel_version", u.version);
+		json_string(j, "machine", u.machine);
+	}
+	cpuinfo("model name", buf, sizeof(buf));
+	json_string(j, "cpu_model", buf);
+	cpuinfo("vendor_id", buf, sizeof(buf));
+	json_string(j, "cpu_vendor", buf);
+	cpuinfo("cpu family", buf, sizeof(buf));
+	json_string(j, "cpu_family", buf);
+	cpuinfo("model", buf, sizeof(buf));
+	json_string(j, "cpu_model_number", buf);
+	cpuinfo("stepping", buf, sizeof(buf));
+	json_string(j, "cpu_stepping", buf);
+	json_i64(j, "online_cpus", cpus);
+	json_u64(j, "mem_total_bytes", meminfo_kib("MemTotal") << 10);
+	json_u64(j, "mem_available_bytes", meminfo_kib("MemAvailable") << 10);
+	chosen("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf));
+	json_string(j, "thp_enabled", buf);
+	chosen("/sys/kernel/mm/transparent_hugepage/defrag", buf, sizeof(buf));
+	json_string(j, "thp_defrag", buf);
+	hugetlb_pools(j);
+	/* Which KVM, and every parameter that can change how it pages (ept, npt, tdp_mmu, ...). */
+	json_begin_object(j, "kvm_modules");
+	module_params(j, "kvm");
+	module_params(j, "kvm_intel");
+	module_params(j, "kvm_amd");
+	module_params(j, "kvm_pvm");
+	json_end_object(j);
+	json_end_object(j);
+}
+
+int env_collect(const struct config *cfg, struct env **out)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	size_t len = 0;
+	FILE *mem;
+	struct json j;
+
+	if (!e)
+		return -ENOMEM;
+	mem = open_memstream(&e->json, &len);
+	if (!mem) {
+		free(e);
+		return -ENOMEM;
+	}
+	j = (struct json){ .f = mem };
+	build(&j, cfg);
+	if (fclose(mem)) {
+		free(e->json);
+		free(e);
+		return -ENOMEM;
+	}
+	*out = e;
+	return 0;
+}
+
+void env_write_json(const struct env *e, struct json *j)
+{
+	json_raw(j, "environment", e ? e->json : NULL);
+}
+
+void env_free(struct env *e)
+{
+	if (!e)
+		return;
+	free(e->json);
+	free(e);
+}
