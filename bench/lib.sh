@@ -185,33 +185,9 @@ bench_trace_parse() {
 }
 
 # --- the environment header ---------------------------------------------------------
-_bench_sysfs() { [ -r "$1" ] && bench_knob_get "$1" || echo "-"; }
-# What minivmm's .environment record holds, gathered here for minivmm builds without it.
-_bench_env_gathered() {
-	local m p f
-	printf 'kernel release\t%s\n' "$(uname -r)"
-	printf 'CPU model\t%s\n' "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-	for m in kvm_pvm kvm_intel kvm_amd; do
-		[ -d /sys/module/$m ] && printf 'KVM module\t%s\n' "$m"
-	done
-	for m in kvm kvm_pvm kvm_intel kvm_amd; do
-		for p in tdp_mmu ept npt nx_huge_pages eager_page_split; do
-			f=/sys/module/$m/parameters/$p
-			[ -r "$f" ] && printf '%s.%s\t%s\n' "$m" "$p" "$(cat "$f")"
-		done
-	done
-	printf 'THP enabled / defrag\t%s / %s\n' \
-		"$(_bench_sysfs /sys/kernel/mm/transparent_hugepage/enabled)" \
-		"$(_bench_sysfs /sys/kernel/mm/transparent_hugepage/defrag)"
-	for f in /sys/kernel/mm/hugepages/hugepages-*; do
-		[ -d "$f" ] && printf 'hugetlb pool %s\t%s pages\n' "${f##*-}" "$(cat "$f/nr_hugepages")"
-	done
-	printf 'MemAvailable at start\t%s\n' "$(awk '/^MemAvailable/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
-	printf 'minivmm version\t%s\n' "$("$REPO_DIR/minivmm" --version 2>/dev/null | head -1 || echo -)"
-}
-# bench_env_md [MINIVMM-RESULTS.json]: a markdown table. minivmm's own
-# .environment record when the file has one (every field, as recorded), then
-# what the bench adds (or, without the record, gathers itself).
+# bench_env_md MINIVMM-RESULTS.json: a markdown table: the key fields of minivmm's
+# own .environment record from a run of this bench, what the bench adds (QEMU,
+# nproc, load, its command), then the whole record.
 bench_env_md() {
 	local json=${1:-} rev
 	rev=$(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo -)
@@ -219,10 +195,23 @@ bench_env_md() {
 	echo "| what | value | source |"
 	echo "|---|---|---|"
 	if [ -n "$json" ] && jq -e '.environment | type == "object"' "$json" >/dev/null 2>&1; then
-		jq -r '.environment | paths(scalars) as $p
-			| "| \($p | map(tostring) | join(".")) | \(getpath($p) | tostring | gsub("\\|"; "\\|")) | minivmm results |"' "$json"
+		# The fields a reader compares first; the whole record follows the table.
+		jq -r '.environment as $e | .platform as $p
+			| def row(k; v): "| \(k) | \(v | tostring | gsub("\\|"; "\\|")) | minivmm results |";
+			row("kernel release"; $e.kernel_release),
+			row("CPU"; "\($e.cpu_model) (\($e.cpu_vendor) family \($e.cpu_family) model \($e.cpu_model_number) stepping \($e.cpu_stepping)), \($e.online_cpus) online"),
+			row("KVM"; "\($p.kvm), \($p.paging) paging, KVM_PRE_FAULT_MEMORY \(if $p.pre_fault_memory then "yes" else "no" end); modules \($e.kvm_modules | keys | join(", "))"),
+			row("paging-relevant KVM parameters"; [$e.kvm_modules | to_entries[] | .key as $m | .value | to_entries[]
+				| select(.key | test("^(tdp_mmu|ept|npt|nx_huge_pages|eager_page_split|enable_unrestricted_guest)$"))
+				| "\($m).\(.key)=\(.value)"] | join(", ")),
+			row("THP enabled / defrag"; "\($e.thp_enabled) / \($e.thp_defrag)"),
+			row("hugetlb pools"; [$e.hugetlb_pools[] | "\(.size): \(.nr_hugepages)"] | join(", ")),
+			row("MemAvailable / MemTotal"; "\($e.mem_available_bytes / 1073741824 * 10 | round / 10) / \($e.mem_total_bytes / 1073741824 * 10 | round / 10) GiB"),
+			row("minivmm"; "\($e.minivmm_version), source \($e.source_revision), guest ABI \($e.guest_abi)"),
+			row("minivmm command line (this record)"; $e.command_line | join(" ")),
+			row("minivmm start time"; $e.start_time)' "$json"
 	else
-		_bench_env_gathered | awk -F'\t' '{ gsub(/\|/, "\\|", $2); printf "| %s | %s | bench (minivmm wrote no .environment) |\n", $1, $2 }'
+		echo "| environment record | missing: ${json:-no results file} has no .environment | bench |"
 	fi
 	{
 		printf 'bench command\t%s\n' "$BENCH_CMDLINE"
@@ -233,4 +222,15 @@ bench_env_md() {
 		printf 'QEMU\t%s\n' "$(qemu-system-x86_64 --version 2>/dev/null | head -1 || echo -)"
 		printf 'kernel tracing\t%s\n' "${BENCH_TRACE:+tracefs instance (boundaries observed by the kernel)}${BENCH_TRACE_WHY}"
 	} | awk -F'\t' '{ gsub(/\|/, "\\|", $2); printf "| %s | %s | bench |\n", $1, $2 }'
+	if [ -n "$json" ] && jq -e '.environment | type == "object"' "$json" >/dev/null 2>&1; then
+		echo
+		echo "<details><summary>minivmm's whole environment record</summary>"
+		echo
+		echo "| field | value |"
+		echo "|---|---|"
+		jq -r '.environment | paths(scalars) as $p
+			| "| \($p | map(tostring) | join(".")) | \(getpath($p) | tostring | gsub("\\|"; "\\|")) |"' "$json"
+		echo
+		echo "</details>"
+	fi
 }
