@@ -76,7 +76,7 @@ void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager
 	for (unsigned i = 0; i < n; i++) {
 		double saved = lazy[i].s.first_pass_ms - eager[i].s.first_pass_ms;
 
-		if (saved > 0 && lazy[i].touched_bytes > 0)
+		if (saved > 0 && lazy[i].touched_bytes > 0 && eager[i].s.eager_ms >= 0)
 			be[nbe++] = eager[i].s.eager_ms /
 				    (saved / lazy[i].touched_bytes * lazy[i].ram_bytes);
 		else

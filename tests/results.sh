@@ -1,0 +1,67 @@
+# Results a reviewer can trust: ordered phases, what eager did, repeats, and
+# output files that fail loudly (sourced by tests/run).
+
+# Phases are strictly ordered in every run: 200 fresh VMs, eager on the vCPU threads.
+expect ordered-200-runs 0 '' '' -- \
+	$MINIVMM -q --eager=populate --repeat 200 --warmup 0 --mem 16M -o "$OUT/ordered.json" $GUEST -- hello
+jq_true ordered-phases-every-run "$OUT/ordered.json" \
+	'(.runs | length == 200) and ([.runs[] | .timeline as $t
+	   | ([$t[].phase] == ["image_read","kvm_open","vm_created","ram_mapped","vcpus_created","eager_done","guest_loaded","guest_entry","firmware_ready","workload_start","workload_end","vm_exit"])
+	     and ([range(0; $t | length) | $t[.].dur_ms >= 0] | all)
+	     and ([range(1; $t | length) | $t[.].start_ms == $t[. - 1].end_ms] | all)] | all)'
+
+# Eager counts what it made resident itself: the image is placed after it.
+expect eager-populated 0 '' '^eager: populate .* made [0-9.]+ GiB resident' -- \
+	$MINIVMM --eager=populate --mem 64M -o "$OUT/populated.json" $GUEST -- hello
+jq_true eager-counts-what-it-made-resident "$OUT/populated.json" \
+	'.eager.resident_bytes_before < .config.mem_bytes / 20
+	 and .eager.populated_bytes >= .config.mem_bytes * 0.9
+	 and .eager.populated_bytes == .eager.resident_bytes_after - .eager.resident_bytes_before'
+
+# --repeat: every sample kept, medians and spreads computed from them.
+expect repeat-flat 0 '' '^run: timeline over 3 runs' -- \
+	$MINIVMM --repeat 3 --mem 64M -o "$OUT/repeat.json" $GUEST -- flat --max-mib 4 --iterations 2
+jq_true repeat-aggregate-from-samples "$OUT/repeat.json" \
+	'.experiment.kind == "repeat" and (.runs | length == 4) and .runs[0].warmup and .aggregate.run.runs == 3
+	 and ([.runs[1:][] | .summary.total_ms] | sort) as $t
+	 | (.aggregate.run.summary.total_ms | .median == $t[1] and .min == $t[0] and .max == $t[2])
+	 and ([.aggregate.run.sweep[] | .touch_s.n == 3] | all)'
+grep -Eq '^ +4 +[0-9.]+ +\| [0-9.]+ \[[0-9.]+-[0-9.]+\]$' "$OUT/repeat-flat.out" &&
+	pass repeat-sweep-table-medians || fail repeat-sweep-table-medians "$(grep -A8 'Iteration 1' "$OUT/repeat-flat.out")"
+
+# An output file that cannot be written: refused before the run (a probe write), or, when
+# it fills up during the run, a non-zero status with the real errno; never a silent 0.
+expect results-to-full-device 2 'results /dev/full: cannot write: No space left on device' '' -- \
+	$MINIVMM --mem 64M -o /dev/full $GUEST -- hello
+grep -q platform "$OUT/results-to-full-device.out" &&
+	fail results-refused-before-run "the guest ran: $(head -3 "$OUT/results-to-full-device.out")" ||
+	pass results-refused-before-run
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+	# A file system with room for the probe but not for the results.
+	run results-disk-full unshare -m sh -c "mkdir -p $OUT/tiny && mount -t tmpfs -o size=8k tmpfs $OUT/tiny &&
+		exec $MINIVMM --mem 64M -o $OUT/tiny/r.json $GUEST -- sweep --max-mib 2 --iterations 1"
+	if [ "$(cat "$OUT/results-disk-full.rc")" = 3 ] &&
+		grep -q 'writing results to .*: No space left on device' "$OUT/results-disk-full.err"; then
+		pass results-disk-full
+	else
+		fail results-disk-full "status $(cat "$OUT/results-disk-full.rc"): $(cat "$OUT/results-disk-full.err")"
+	fi
+else
+	skip results-disk-full "needs root and unshare -m"
+fi
+
+# Campaigns: a matrix expands to one command per combination; merge reads results back.
+printf 'mem = 64M 128M\nbacking = anon thp\neager = compare populate none\nrepeat = 3\nworkload = flat --max-mib 4\n' >"$OUT/matrix.txt"
+if ./scripts/campaign "$OUT/matrix.txt" "$OUT/camp" >"$OUT/campaign.txt" 2>"$OUT/campaign.err" &&
+	[ "$(wc -l <"$OUT/campaign.txt")" = 12 ] &&
+	grep -q -- '--mem 128M --backing thp --compare --vcpus 1 --repeat 3 -o '"$OUT"'/camp/$(hostname)/mem128M-thp-compare-vcpus1-repeat3.json guest/guest.bin -- flat --max-mib 4$' "$OUT/campaign.txt"; then
+	pass campaign-expands-matrix
+else
+	fail campaign-expands-matrix "$(head -3 "$OUT/campaign.txt") $(cat "$OUT/campaign.err")"
+fi
+printf 'mem = 64M\nbogus = 1\n' >"$OUT/matrix-bad.txt"
+expect campaign-bad-key 2 "matrix-bad.txt:2: unknown key 'bogus'" '' -- ./scripts/campaign "$OUT/matrix-bad.txt"
+expect merge-results 0 '' 'csv: ' -- ./scripts/merge "$OUT/compare3.json" "$OUT/repeat.json" "$OUT/sweep.json" --out "$OUT/merged"
+[ "$(wc -l <"$OUT/merged.csv")" = 5 ] && grep -q '^host,kernel,cpu,kvm,paging' "$OUT/merged.csv" &&
+	grep -q ',populate,eager,3,' "$OUT/merged.csv" && pass merge-one-row-per-mode ||
+	fail merge-one-row-per-mode "$(cat "$OUT/merged.csv")"

@@ -1,0 +1,83 @@
+/* Unit tests: spreads of repeated runs, number formatting, and --compare's verdict. */
+#include <math.h>
+
+#include "check.h"
+#include "vmm.h"
+
+void test_spread(void)
+{
+	double v[] = { 5, 1, 4, 2, 3 }, big[300];
+	struct spread s, t;
+	char buf[FMT_BYTES], sp[FMT_SPREAD_BYTES];
+
+	spread_of(v, 5, &s);
+	CHECK(s.n == 5 && s.median == 3 && s.min == 1 && s.max == 5 && s.q1 == 2 &&
+	      s.q3 == 4);
+	spread_of(v, 4, &s); /* 5 1 4 2: even count, median between the middle two */
+	CHECK(s.median == 3 && s.q1 == 1.75 && s.q3 == 4.25);
+	spread_of(v, 0, &s);
+	CHECK(s.n == 0);
+	for (unsigned i = 0; i < 300; i++)
+		big[i] = 300 - i; /* more than qsort's 1 KiB threshold: our own sort */
+	spread_of(big, 300, &s);
+	CHECK(s.min == 1 && s.max == 300 && s.median == 150.5);
+
+	spread_of(v, 2, &s);	 /* [1, 5] */
+	spread_of(v + 2, 2, &t); /* [2, 4] */
+	CHECK(spreads_overlap(&s, &t));
+	t = (struct spread){ .n = 1, .median = 6, .min = 6, .max = 6 };
+	CHECK(!spreads_overlap(&s, &t));
+
+	/* A measured value never prints as 0.000; counts print whole. */
+	CHECK(!strcmp(fmt_value(buf, 0.0004, 3), "0.00040"));
+	CHECK(!strcmp(fmt_value(buf, 0.123456, 3), "0.123"));
+	CHECK(!strcmp(fmt_value(buf, 12.5, 1), "12.5"));
+	CHECK(!strcmp(fmt_value(buf, 0.04, 1), "0.040"));
+	CHECK(!strcmp(fmt_value(buf, 7, 0), "7"));
+	CHECK(!strcmp(fmt_value(buf, 7.5, 0), "7.5"));
+	spread_of(v, 5, &s);
+	CHECK(!strcmp(fmt_spread(sp, &s, 1), "3.0 [1.0-5.0]"));
+}
+
+static struct run_facts facts(double setup, double eager, double pass, double fuw)
+{
+	return (struct run_facts){ .s = { .setup_ms = setup,
+					  .eager_ms = eager,
+					  .first_pass_ms = pass,
+					  .first_useful_work_ms = fuw,
+					  .total_ms = fuw + 1 },
+				   .touched_bytes = 1 << 30,
+				   .ram_bytes = 4.0 * (1 << 30) };
+}
+
+void test_verdict(void)
+{
+	struct run_facts lazy[3] = { facts(3, -1, 1000, 1100), facts(3, -1, 1100, 1200),
+				     facts(3, -1, 900, 1000) };
+	struct run_facts eager[3] = { facts(400, 390, 100, 600),
+				      facts(410, 400, 110, 620),
+				      facts(390, 380, 90, 580) };
+	struct verdict v;
+
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.pairs == 3 && v.have_work);
+	CHECK(v.eager_cost_ms.median == 390 && v.first_pass_lazy_ms.median == 1000);
+	CHECK(v.saved_ms == 900 && v.saved_conclusive);
+	CHECK(!strcmp(v.sooner, "eager") && v.sooner_conclusive);
+	/* Pair 0: 390 ms up front against 900 ms saved per GiB touched, 4 GiB of RAM. */
+	CHECK(v.break_even.n == 3 &&
+	      fabs(v.break_even.median - 390.0 / (900.0 * 4)) < 1e-9);
+
+	/* Overlapping spreads: the verdict may not pick a side. */
+	eager[0].s.first_useful_work_ms = 1150;
+	eager[1].s.first_useful_work_ms = 950;
+	eager[2].s.first_useful_work_ms = 1050;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(!v.sooner_conclusive);
+
+	/* Eager that saves nothing never breaks even. */
+	for (int i = 0; i < 3; i++)
+		eager[i].s.first_pass_ms = lazy[i].s.first_pass_ms + 5;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.break_even.n == 0 && v.never == 3);
+}
