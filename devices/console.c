@@ -12,11 +12,15 @@ struct line {
 	size_t len;
 };
 
+#define TAIL_BYTES 2048
+
 struct console {
 	FILE *out;
 	int quiet;
 	pthread_mutex_t lock; /* everything below */
 	uint64_t bytes, dropped;
+	char tail[TAIL_BYTES]; /* the last output, kept even when quiet (a ring) */
+	size_t tail_at;	       /* bytes ever put into tail */
 	uint8_t com1_regs[8];
 	unsigned nvcpus;
 	struct line lines[]; /* one per vCPU; each touched only by its vCPU's thread */
@@ -51,6 +55,8 @@ void console_write(struct console *c, const char *buf, size_t len)
 		keep = len;
 	c->bytes += keep;
 	c->dropped += len - keep;
+	for (size_t i = len > TAIL_BYTES ? len - TAIL_BYTES : 0; i < len; i++)
+		c->tail[c->tail_at++ % TAIL_BYTES] = buf[i];
 	if (keep && !c->quiet) {
 		fwrite(buf, 1, keep, c->out);
 		fflush(c->out);
@@ -75,6 +81,21 @@ uint64_t console_bytes(struct console *c)
 
 	pthread_mutex_lock(&c->lock);
 	n = c->bytes;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+size_t console_tail(struct console *c, char *buf, size_t len)
+{
+	size_t n, first;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->tail_at < TAIL_BYTES ? c->tail_at : TAIL_BYTES;
+	if (n > len)
+		n = len;
+	first = c->tail_at - n;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = c->tail[(first + i) % TAIL_BYTES];
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }

@@ -14,7 +14,7 @@
  * Devices own their state and know nothing of the VMM above them: each
  * registers on a bus with a cookie (its own state), and what a device needs
  * from the VMM (ending the run, storing results) it asks through the
- * callbacks the VMM passes in (struct hc_host).
+ * callbacks the VMM passes in (struct dev_host).
  */
 
 /* What a device asks of the vCPU that made the access. */
@@ -72,6 +72,8 @@ void console_write(struct console *c, const char *buf, size_t len);
 void console_flush(struct console *c, unsigned vcpu); /* a vCPU's partial line */
 uint64_t console_bytes(struct console *c);	      /* written */
 uint64_t console_dropped(struct console *c);	      /* past CONSOLE_LIMIT_BYTES */
+/* The last (up to len) bytes the guest printed, quiet or not: how many were copied. */
+size_t console_tail(struct console *c, char *buf, size_t len);
 void console_free(struct console *c);
 
 /* hypercall.c: the hypercall port. */
@@ -102,8 +104,8 @@ int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, ch
 	      size_t errlen);
 const char *hc_name(uint32_t nr); /* NULL for an unknown number */
 
-/* What the hypercall port asks of the VMM that owns it (implemented by vmm/run.c). */
-struct hc_host {
+/* What devices ask of the VMM that owns them (implemented by vmm/run.c). */
+struct dev_host {
 	void *cookie;
 	const struct guest_ram *ram;
 	struct console *console;
@@ -116,7 +118,11 @@ struct hc_host {
 };
 
 /* Claim MVM_HC_PORT; host must outlive the bus. 0 or -errno. */
-__attribute__((warn_unused_result)) int hypercalls_register(const struct hc_host *host,
+__attribute__((warn_unused_result)) int hypercalls_register(const struct dev_host *host,
 							    struct io_bus *pio);
+
+/* exitport.c: MVM_EXIT_PORT, the simplest way out for a hand-written guest. 0 or -errno. */
+__attribute__((warn_unused_result)) int exitport_register(const struct dev_host *host,
+							  struct io_bus *pio);
 
 #endif /* MINIVMM_DEVICES_H */

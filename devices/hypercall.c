@@ -123,7 +123,7 @@ static int check_mark(const struct guest_ram *ram, struct hc_call *c, char *err,
 
 /* Handlers: act on a checked call. DEV_STOP ends this vCPU's run loop. */
 
-static enum dev_action hc_console(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_console(const struct dev_host *h, unsigned vcpu,
 				  const struct hc_call *c)
 {
 	const struct mvm_hc_console *a = &c->a.console;
@@ -132,14 +132,14 @@ static enum dev_action hc_console(const struct hc_host *h, unsigned vcpu,
 	return DEV_CONTINUE;
 }
 
-static enum dev_action hc_exit(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_exit(const struct dev_host *h, unsigned vcpu,
 			       const struct hc_call *c)
 {
 	h->exit(h->cookie, vcpu, c->a.exit.status);
 	return DEV_STOP;
 }
 
-static enum dev_action hc_abort(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_abort(const struct dev_host *h, unsigned vcpu,
 				const struct hc_call *c)
 {
 	const struct mvm_hc_abort *a = &c->a.abort;
@@ -160,7 +160,7 @@ static enum dev_action hc_abort(const struct hc_host *h, unsigned vcpu,
 	return DEV_STOP;
 }
 
-static enum dev_action hc_records(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_records(const struct dev_host *h, unsigned vcpu,
 				  const struct hc_call *c)
 {
 	const struct mvm_hc_records *a = &c->a.records;
@@ -170,13 +170,13 @@ static enum dev_action hc_records(const struct hc_host *h, unsigned vcpu,
 	return h->records(h->cookie, a->kind, recs, a->count) ? DEV_STOP : DEV_CONTINUE;
 }
 
-static enum dev_action hc_park(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_park(const struct dev_host *h, unsigned vcpu,
 			       const struct hc_call *c)
 {
 	return DEV_STOP; /* this vCPU's thread ends; the VM runs on */
 }
 
-static enum dev_action hc_zero(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_zero(const struct dev_host *h, unsigned vcpu,
 			       const struct hc_call *c)
 {
 	for (uint32_t i = 0; i < c->a.zero.count; i++) {
@@ -187,7 +187,7 @@ static enum dev_action hc_zero(const struct hc_host *h, unsigned vcpu,
 	return DEV_CONTINUE;
 }
 
-static enum dev_action hc_mark(const struct hc_host *h, unsigned vcpu,
+static enum dev_action hc_mark(const struct dev_host *h, unsigned vcpu,
 			       const struct hc_call *c)
 {
 	h->mark(h->cookie, vcpu, c->a.mark.mark, c->a.mark.tsc);
@@ -199,7 +199,7 @@ struct hc_row {
 	uint32_t size;
 	int (*check)(const struct guest_ram *ram, struct hc_call *c, char *err,
 		     size_t errlen);
-	enum dev_action (*handle)(const struct hc_host *h, unsigned vcpu,
+	enum dev_action (*handle)(const struct dev_host *h, unsigned vcpu,
 				  const struct hc_call *c);
 };
 
@@ -258,7 +258,7 @@ int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, ch
 static enum dev_action hc_io(void *cookie, unsigned vcpu, uint64_t port, int is_write,
 			     uint8_t *data, unsigned size)
 {
-	const struct hc_host *h = cookie;
+	const struct dev_host *h = cookie;
 	struct hc_call c;
 	char err[256], what[320];
 	uint32_t gpa;
@@ -278,7 +278,7 @@ static enum dev_action hc_io(void *cookie, unsigned vcpu, uint64_t port, int is_
 	return rows[c.a.hdr.nr].handle(h, vcpu, &c);
 }
 
-int hypercalls_register(const struct hc_host *host, struct io_bus *pio)
+int hypercalls_register(const struct dev_host *host, struct io_bus *pio)
 {
 	const struct io_dev dev = { "hypercall", MVM_HC_PORT, 4, hc_io, (void *)host };
 

@@ -25,10 +25,16 @@ static struct {
 	struct barrier bar;
 } run;
 
+static void usage_line(const struct ctx *c)
+{
+	printf("usage: %s [--max-mib N] [--iterations N] [--parallel]\n", c->argv[0]);
+}
+
+/* Options, each checked on its own; what fits in memory is checked once they are known. */
 static int parse_opts(const struct ctx *c, struct opts *o)
 {
 	for (int i = 1; i < c->argc; i++) {
-		const char *a = c->argv[i];
+		const char *a = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
 		uint64_t *dst = NULL;
 
 		if (!strcmp(a, "--parallel")) {
@@ -39,16 +45,29 @@ static int parse_opts(const struct ctx *c, struct opts *o)
 			dst = &o->max_mib;
 		else if (!strcmp(a, "--iterations"))
 			dst = &o->iterations;
-		if (!dst || i + 1 == c->argc || parse_u64(c->argv[i + 1], dst) ||
-		    *dst == 0 || *dst > (1UL << 30)) {
-			printf("guest: %s: bad option '%s'\n", c->argv[0], a);
-			printf("usage: %s [--max-mib N] [--iterations N] [--parallel]\n",
-			       c->argv[0]);
+		if (!dst) {
+			printf("guest: %s: unknown option '%s'\n", c->argv[0], a);
+			usage_line(c);
+			return -1;
+		}
+		if (!v || parse_u64(v, dst) || *dst == 0 || *dst > (1UL << 30)) {
+			printf("guest: %s: %s needs a number from 1 to %lu, not '%s'\n",
+			       c->argv[0], a, 1UL << 30, v ? v : "(nothing)");
+			usage_line(c);
 			return -1;
 		}
 		i++;
 	}
 	return 0;
+}
+
+/* Bytes of free guest memory n vCPUs need for sizes 1..2^(nsizes-1) MiB. */
+static uint64_t need_bytes(uint32_t nsizes, uint32_t n, int flat)
+{
+	uint64_t largest = 1ULL << (nsizes - 1);
+
+	/* flat gives every size fresh memory; sweep reuses freed pages (plus page tables). */
+	return n * (flat ? 2 * largest - 1 : largest + largest / 256 + 2) * MIB;
 }
 
 /*
@@ -59,11 +78,32 @@ static int parse_opts(const struct ctx *c, struct opts *o)
 static uint64_t default_max(uint64_t free_bytes, uint32_t n, int flat)
 {
 	uint64_t mib = MAX_DEFAULT;
+	uint32_t nsizes = 11; /* 1..1024 */
 
-	while (mib > 1 &&
-	       n * (flat ? 2 * mib - 1 : mib + mib / 256 + 2) * MIB > free_bytes)
+	while (mib > 1 && need_bytes(nsizes, n, flat) > free_bytes) {
 		mib /= 2;
+		nsizes--;
+	}
 	return mib;
+}
+
+/*
+ * Refuse, before anything is measured, sizes this guest's memory cannot
+ * hold, and say which --mem would: a clear usage error, not a crash halfway.
+ */
+static int check_fits(const struct ctx *c, int flat)
+{
+	uint64_t need = need_bytes(run.nsizes, run.n, flat), have = c->info->free_bytes;
+	uint64_t mem = c->info->mem_bytes - have + need +
+		       16 * MIB; /* what else is in use, a margin */
+
+	if (need + (uint64_t)run.n * 2 * run.nsizes * sizeof(*run.recs) <= have)
+		return 0;
+	mem = (mem + 2 * MIB - 1) & ~(2 * MIB - 1);
+	printf("guest: %s --max-mib %lu needs %lu MiB of free guest memory%s and this guest has %lu MiB free: run minivmm with --mem %luM or more, or a smaller --max-mib\n",
+	       c->argv[0], run.o.max_mib, need / MIB, run.n > 1 ? " (all vCPUs)" : "",
+	       have / MIB, mem / MIB);
+	return -1;
 }
 
 /* Write one byte per 4 KiB page, 0xfe as OSv does: the loop the tables time. Native at CPL3. */
@@ -194,6 +234,7 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		for (uint64_t mib = 1; mib <= run.o.max_mib && run.nsizes < MAX_SIZES;
 		     mib *= 2)
 			run.nsizes++;
+		run.bad = run.bad || check_fits(c, flat);
 		run.recs =
 			run.bad ? NULL
 				: phys_region(run.n * 2 * run.nsizes * sizeof(*run.recs));
@@ -208,9 +249,9 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		if (!run.bad && !run.recs)
 			FAIL("no memory for %u result records", run.n * 2 * run.nsizes);
 		if (!run.bad)
-			printf("%s: 1..%lu MiB%s, %lu iterations, %s\n", c->argv[0],
+			printf("%s: 1..%lu MiB%s, %lu iteration%s, %s\n", c->argv[0],
 			       run.o.max_mib, run.n > 1 ? " per vCPU" : "",
-			       run.o.iterations,
+			       run.o.iterations, run.o.iterations == 1 ? "" : "s",
 			       flat ? "direct-mapped (no guest faults), touch timed"
 				    : "demand and populate, the touch loop timed (mmap and munmap apart)");
 		if (run.n > 1 && !run.bad)

@@ -57,8 +57,9 @@
 #define MVM_HC_PORT	     0x0510
 #define MVM_DEBUGCON_PORT    0x00e9 /* QEMU/Bochs debug console */
 #define MVM_COM1_PORT	     0x03f8
-#define MVM_MAX_GUEST_ARGS   64	  /* minivmm,args entries */
-#define MVM_GUEST_ARGS_BYTES 2048 /* minivmm,args length, NULs included */
+#define MVM_EXIT_PORT	     0x00f4 /* an OUT here ends the run, the value its status */
+#define MVM_MAX_GUEST_ARGS   64	    /* minivmm,args entries */
+#define MVM_GUEST_ARGS_BYTES 2048   /* minivmm,args length, NULs included */
 
 /* Boot-info node and property names: the VMM writes them, the firmware reads them. */
 #define MVM_FDT_COMPATIBLE  "minivmm"

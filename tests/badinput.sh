@@ -14,9 +14,9 @@ expect missing-image 2 'guest image .*nonexistent.bin: No such file or directory
 expect empty-image 2 'empty file' '' -- $MINIVMM --mem 64M "$B/empty.bin"
 expect oversized-image 2 'larger than the 64 MiB limit' '' -- $MINIVMM --mem 1G "$B/huge.bin"
 expect directory-image 2 'not a regular file' '' -- $MINIVMM --mem 64M "$B"
-expect random-image 4 'not a minivmm guest' '' -- $MINIVMM --mem 64M "$B/random.bin"
-expect text-image 4 'not a minivmm guest' '' -- $MINIVMM --mem 64M "$B/text.bin"
-expect other-load-address 4 'built for load address 0x200000' '' -- \
+expect random-image 2 'not a minivmm guest' '' -- $MINIVMM --mem 64M "$B/random.bin"
+expect text-image 2 'not a minivmm guest' '' -- $MINIVMM --mem 64M "$B/text.bin"
+expect other-load-address 2 'built for load address 0x200000' '' -- \
 	$MINIVMM --mem 64M "$B/otherload.bin"
 expect mem-garbage 2 "--mem: 'lots' is not a size" '' -- $MINIVMM --mem lots "$GUEST"
 expect mem-zero 2 '--mem 0: below the minimum' '' -- $MINIVMM --mem 0 "$GUEST"
@@ -31,7 +31,10 @@ expect vcpus-above-kvm 2 'this KVM supports at most [0-9]+ \(KVM_CAP_MAX_VCPUS\)
 expect vcpus-above-guest 2 'this guest supports at most 256' '' -- \
 	$MINIVMM --mem 64M --vcpus 300 "$GUEST"
 expect unknown-option 2 "unknown option '--frobnicate'" '' -- $MINIVMM --frobnicate "$GUEST"
-expect no-image 2 'no guest image given' '' -- $MINIVMM --mem 64M
+# Without an image: the guest.bin beside minivmm (here guest/guest.bin); a lone binary says what it looked for.
+expect no-image-default-guest 0 '' '^hello from the minivmm guest' -- $MINIVMM --mem 64M -- hello
+mkdir -p "$B/lone" && cp "$MINIVMM" "$B/lone/minivmm"
+expect no-image-none-beside 2 'no guest image given, and none found beside minivmm' '' -- "$B/lone/minivmm" --mem 64M
 expect guest-args-too-long 2 'guest arguments' '' -- \
 	$MINIVMM --mem 64M "$GUEST" -- $(seq 1 100)
 expect help 0 '' '^Exit status' -- $MINIVMM --help
@@ -49,3 +52,21 @@ for n in missing-image empty-image random-image mem-below-image vcpus-above-kvm;
 	[ "$(wc -l <"$OUT/$n.err")" = 1 ] || one_line=0
 done
 [ $one_line = 1 ] && pass one-line-messages || fail one-line-messages "more than one stderr line"
+
+# Messages a newcomer hits: each says what is wrong and what to type.
+expect eager-needs-equals 2 "'populate' after --eager is taken as the guest image: write --eager=populate" '' -- \
+	$MINIVMM --eager populate "$GUEST"
+expect eager-threads-with-touch 2 '--eager=touch runs in the guest, one vCPU per slice' '' -- \
+	$MINIVMM --eager=touch --eager-threads 2 "$GUEST"
+expect mem-below-image-fits 2 'use --mem 10M or more' '' -- $MINIVMM --mem 8M "$GUEST"
+expect max-mib-zero 1 "--max-mib needs a number from 1 to" '' -- $MINIVMM -q --mem 64M "$GUEST" -- flat --max-mib 0
+expect flat-too-big-for-mem 1 'flat --max-mib 64 needs 127 MiB of free guest memory .* run minivmm with --mem [0-9]+M or more' '' -- \
+	$MINIVMM -q --mem 16M "$GUEST" -- flat --max-mib 64
+# The suggested --mem is enough.
+sug=$(grep -o -- '--mem [0-9]*M' "$OUT/flat-too-big-for-mem.err" | head -1)
+expect flat-suggested-mem-fits 0 '' '' -- $MINIVMM -q $sug "$GUEST" -- flat --max-mib 64 --iterations 1
+expect quiet-shows-guest-error 1 "guest's last console output:.*|unknown option '--bogus'" '' -- \
+	$MINIVMM -q --mem 64M "$GUEST" -- sweep --bogus
+grep -q "unknown option '--bogus'" "$OUT/quiet-shows-guest-error.err" && pass quiet-error-text ||
+	fail quiet-error-text "$(cat "$OUT/quiet-shows-guest-error.err")"
+expect one-iteration-singular 0 '' '1 iteration,' -- $MINIVMM --mem 64M "$GUEST" -- flat --max-mib 2 --iterations 1

@@ -46,7 +46,7 @@ expect bad-hypercall-number 4 'guest ABI violation.*unknown hypercall number 77'
 	$MINIVMM --mem 16M tests/bin/badhcnr.bin
 
 # SIGINT: the run stops, results are written, status 130.
-signal_test sigint INT 'interrupted by Interrupt'
+signal_test sigint INT 'interrupted by SIGINT; stopped the guest'
 jq_true sigint-json "$OUT/sigint.json" '.exit.reason == "interrupted" and .exit.status == 130'
 
 # make install puts the VMM, the guest image and the man page under DESTDIR/PREFIX.
@@ -57,3 +57,9 @@ run install make -s install PREFIX=/usr DESTDIR="$OUT/inst"
 	fail install "$(cat "$OUT/install.err"; find "$OUT/inst" -type f)"
 expect installed-runs 0 '' '^vcpus: 1$' -- "$OUT/inst/usr/bin/minivmm" --mem 64M \
 	"$OUT/inst/usr/lib/minivmm/guest.bin" -- hello
+
+# --raw: a flat binary, no header, entered at its first byte with a stack; 0xE9 prints, 0xF4 exits.
+expect raw-guest 1 'guest exited with status 7' '^hello from a raw guest$' -- \
+	$MINIVMM --raw --mem 16M -o "$OUT/raw.json" tests/bin/hello.raw
+jq_true raw-guest-json "$OUT/raw.json" '.exit.reason == "guest-exit" and .exit.guest_status == 7'
+expect raw-too-many-vcpus 2 'a --raw guest gets at most 8' '' -- $MINIVMM --raw --vcpus 9 --mem 16M tests/bin/hello.raw

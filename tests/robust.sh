@@ -16,7 +16,7 @@ expect strict-io 4 'guest wrote to port 0x80 on vCPU 0, which no device claims \
 expect exit-while-others-run 0 'guest exited with status 0' '3 vCPUs spinning' -- \
 	$MINIVMM --mem 64M --vcpus 4 --timeout 60 $GUEST -- exit-while-spinning
 
-signal_test sigterm TERM 'interrupted by Terminated'
+signal_test sigterm TERM 'interrupted by SIGTERM; stopped the guest'
 
 expect no-sandbox-warns 0 'WARNING: --no-sandbox' '' -- $MINIVMM --no-sandbox --mem 64M $GUEST -- hello
 expect sandboxed-smp-sweep 0 '' '^Iteration 1$' -- \

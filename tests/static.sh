@@ -107,7 +107,7 @@ done
 for st in $(sed -n '/^Exit status/,$p' "$S/help.txt" | awk '$1 ~ /^[0-9]+$/ { print $1 }'); do
 	grep -q "^\.B $st\$" docs/minivmm.1 || missing="$missing status-$st"
 done
-for r in $(sed -n '/^Exit status/,$p' "$S/help.txt" | grep -oE '\([a-z, -]+\)' | tr -d '(),' | tr ' ' '\n' | sort -u); do
+for r in $(sed -n '/^Exit status/,$p' "$S/help.txt" | tr '\n' ' ' | grep -oE '\(reasons?: [a-z, -]+\)' | sed 's/^(reasons*: //; s/)$//' | tr -d ',' | tr -s ' ' '\n' | sort -u); do
 	grep -q -- "$r" docs/minivmm.1 || missing="$missing reason-$r"
 done
 if [ -z "$missing" ]; then pass docs-man-page-agrees; else fail docs-man-page-agrees "docs/minivmm.1 lacks:$missing"; fi

@@ -19,7 +19,16 @@ tests/bin/%.bin: tests/guests/%.S tests/guests/common.inc include/minivmm_abi.h
 	$(Q)ld -T tests/guests/guest.lds -o build/tests/$*.elf build/tests/$*.o
 	$(Q)objcopy -O binary build/tests/$*.elf $@
 
-test-build: all tests/bin/unit $(TEST_GUESTS)
+# Flat binaries for --raw: no header, entered at their first byte.
+tests/bin/%.raw: tests/raw/%.S
+	@mkdir -p build/tests $(dir $@)
+	$(say) GUESTAS $<
+	$(Q)$(GUEST_CC) -c -o build/tests/$*.raw.o $<
+	$(Q)objcopy -O binary -j .text build/tests/$*.raw.o $@
+
+TEST_RAW := $(patsubst tests/raw/%.S,tests/bin/%.raw,$(wildcard tests/raw/*.S))
+
+test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW)
 
 # minivmm linked statically, for the emulated machine of make test-tdp.
 build/tdp/minivmm: $(VMM_OBJ) $(FLAGS_STAMP)

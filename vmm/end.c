@@ -13,11 +13,11 @@ const struct exit_status_row exit_statuses[] = {
 	{ EXIT_GUEST_OK, "the guest exited with status 0" },
 	{ EXIT_GUEST_FAILED, "the guest exited with a non-zero status" },
 	{ EXIT_USAGE,
-	  "usage error: bad option, unreadable/empty/oversized image, options that do not fit the image" },
+	  "usage error: a bad option; an image that is missing, empty, too big or not a minivmm guest (without --raw); options that do not fit the image" },
 	{ EXIT_HOST,
 	  "host or KVM error: no /dev/kvm, RAM the host cannot back, a missing capability, an ioctl failed" },
 	{ EXIT_GUEST_CRASH,
-	  "the guest crashed: triple fault, unhandled exception, emulation failure, HLT with nothing to wake it, ABI violation, not a minivmm guest, --strict-io" },
+	  "the guest crashed: triple fault, unhandled exception, emulation failure, HLT with nothing to wake it, ABI violation, --strict-io" },
 	{ EXIT_TIMEOUT, "--timeout expired" },
 	{ EXIT_INTERRUPTED,
 	  "interrupted (SIGINT/SIGTERM); a second SIGINT exits at once" },
@@ -40,7 +40,7 @@ const struct run_end_row run_ends[] = {
 	  "a hypercall or port access the ABI forbids" },
 	{ END_UNCLAIMED_IO, "unclaimed-io", EXIT_GUEST_CRASH,
 	  "--strict-io: an access no device claims" },
-	{ END_NOT_A_GUEST, "not-a-guest", EXIT_GUEST_CRASH,
+	{ END_NOT_A_GUEST, "not-a-guest", EXIT_USAGE,
 	  "the image is not a minivmm guest for this ABI" },
 	{ END_TIMEOUT, "timeout", EXIT_TIMEOUT, "--timeout expired" },
 	{ END_INTERRUPTED, "interrupted", EXIT_INTERRUPTED, "SIGINT or SIGTERM" },
@@ -170,8 +170,8 @@ static void interrupted(struct vm *vm, int sig)
 	sigaddset(&again, SIGINT);
 	sigaddset(&again, SIGTERM);
 	pthread_sigmask(SIG_UNBLOCK, &again, NULL);
-	vm_finish(vm, END_INTERRUPTED, 0, "interrupted by %s; stopped the guest",
-		  strsignal(sig));
+	vm_finish(vm, END_INTERRUPTED, 0, "interrupted by SIG%s; stopped the guest",
+		  sigabbrev_np(sig));
 }
 
 void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,

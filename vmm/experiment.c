@@ -315,6 +315,27 @@ static void print_aggregates(const struct experiment *x)
 	fflush(stdout);
 }
 
+/* --explain: the legend of the tables this run printed. */
+static void explain(const struct experiment *x)
+{
+	unsigned tables = 1u << LEGEND_TIMELINE | 1u << LEGEND_COUNTERS;
+	size_t n = 0;
+
+	for (unsigned i = 0; i < x->done && !n; i++)
+		results_sweep(x->runs[i].res, &n);
+	if (n)
+		tables |= 1u << LEGEND_SWEEP;
+	if (x->cfg->eager != EAGER_NONE)
+		tables |= 1u << LEGEND_EAGER;
+	if (!x->classic)
+		tables |= 1u << LEGEND_REPEAT;
+	if (x->nmodes == 2)
+		tables |= 1u << LEGEND_VERDICT;
+	printf("\nWhat the columns mean (--explain; the man page and docs/guide.md say the same):\n");
+	legend_print(tables, stdout);
+	fflush(stdout);
+}
+
 int experiment_main(const struct config *cfg, const struct env *env,
 		    const struct outputs *o)
 {
@@ -329,6 +350,8 @@ int experiment_main(const struct config *cfg, const struct env *env,
 	status = execute(&x);
 	if (status == EXIT_GUEST_OK && x.planned > 1)
 		print_aggregates(&x);
+	if (cfg->explain)
+		explain(&x);
 	e = write_file(o->results_fd, "results", cfg->results_path, build, &x);
 	e = write_file(o->trace_fd, "trace", cfg->trace_path, build_trace, &x) ?: e;
 	if (e && status == EXIT_GUEST_OK)

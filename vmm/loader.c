@@ -115,12 +115,40 @@ int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned 
 	}
 	/* The image, its bss, and a little working memory must fit. */
 	if (hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 > mem_bytes) {
+		snprintf(
+			err, errlen,
+			"--mem %llu MiB is too small for this guest: use --mem %lluM or more",
+			(unsigned long long)(mem_bytes >> 20),
+			(unsigned long long)(((hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 +
+					       MVM_RAM_ALIGN_BYTES - 1) &
+					      ~(MVM_RAM_ALIGN_BYTES - 1)) >>
+					     20));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int loader_raw(uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+	       struct mvm_image_header *hdr, char *err, size_t errlen)
+{
+	*hdr = (struct mvm_image_header){ .abi_version = MVM_ABI_VERSION,
+					  .max_vcpus = MVM_RAW_MAX_VCPUS,
+					  .load_gpa = MVM_LOAD_GPA,
+					  .entry_gpa = MVM_LOAD_GPA,
+					  .end_gpa = MVM_LOAD_GPA + len };
+	memcpy(hdr->magic, MVM_IMAGE_MAGIC, sizeof(MVM_IMAGE_MAGIC));
+	if (vcpus > MVM_RAW_MAX_VCPUS) {
 		snprintf(err, errlen,
-			 "--mem %llu MiB is too small for this guest (needs %llu MiB)",
-			 (unsigned long long)(mem_bytes >> 20),
-			 (unsigned long long)((hdr->end_gpa + MVM_MIN_MEM_BYTES / 2 +
-					       MVM_RAM_ALIGN_BYTES - 1) >>
-					      20));
+			 "--vcpus %u: a --raw guest gets at most %d (one stack each)",
+			 vcpus, MVM_RAW_MAX_VCPUS);
+		return -EINVAL;
+	}
+	if (hdr->end_gpa > mem_bytes || hdr->end_gpa > MVM_ENTRY_MAP_BYTES) {
+		snprintf(
+			err, errlen,
+			"--raw: %llu bytes loaded at 0x%llx do not fit in --mem %llu MiB and the first GiB the entry page tables map",
+			(unsigned long long)len, MVM_LOAD_GPA,
+			(unsigned long long)(mem_bytes >> 20));
 		return -EINVAL;
 	}
 	return 0;

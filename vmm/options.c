@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int parse_size(const char *s, uint64_t *out)
 {
@@ -224,6 +225,18 @@ static int set_no_sandbox(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_raw(struct config *cfg, const char *arg)
+{
+	cfg->raw = 1;
+	return 0;
+}
+
+static int set_explain(struct config *cfg, const char *arg)
+{
+	cfg->explain = 1;
+	return 0;
+}
+
 static int set_quiet(struct config *cfg, const char *arg)
 {
 	cfg->quiet = 1;
@@ -267,14 +280,16 @@ static const struct opt {
 	  'm',
 	  required_argument,
 	  "SIZE",
-	  { "guest RAM; bytes or K/M/G/T suffix, a multiple of 2M", "(default 1G)" },
+	  { "guest RAM, 8M to 1T: bytes or K/M/G/T suffix, a multiple",
+	    "of 2M (of 1G with --backing hugetlb1g) (default 1G)" },
 	  set_mem,
 	  NULL },
 	{ "vcpus",
 	  'c',
 	  required_argument,
 	  "N",
-	  { "number of vCPUs (default 1)" },
+	  { "number of vCPUs, one thread each (default 1; at most",
+	    "what KVM and the image's header allow: 256 for guest.bin)" },
 	  set_vcpus,
 	  NULL },
 	{ "results",
@@ -304,8 +319,8 @@ static const struct opt {
 	  0,
 	  required_argument,
 	  "N",
-	  { "host threads for populate/prefault (default: one",
-	    "per vCPU, on the vCPU threads)" },
+	  { "host threads, 1 to 1024, for populate and prefault",
+	    "(default: one per vCPU, on the vCPU threads)" },
 	  set_eager_threads,
 	  NULL },
 	{ "backing",
@@ -369,8 +384,25 @@ static const struct opt {
 	  'q',
 	  no_argument,
 	  NULL,
-	  { "only the result tables (no guest console, no info)" },
+	  { "only the result tables (no guest console, no info;",
+	    "a failing guest's last console lines still show)" },
 	  set_quiet,
+	  NULL },
+	{ "raw",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "the image is a flat 64-bit binary with no minivmm header:",
+	    "loaded at 0x100000 and entered at its first byte (entry",
+	    "state in docs/guide.md); port 0xE9 prints, OUT to 0xF4 exits" },
+	  set_raw,
+	  NULL },
+	{ "explain",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "after the run, say what every column of its tables means" },
+	  set_explain,
 	  NULL },
 	{ "help", OPT_HELP, no_argument, NULL, { "this text" }, NULL, NULL },
 	{ "version",
@@ -384,32 +416,9 @@ static const struct opt {
 
 #define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
 
-/* Print text from column `indent` (the first line's indent is already out), wrapped at width. */
-static void wrap(FILE *f, const char *text, int indent, int width)
-{
-	int col = indent;
-
-	while (*text) {
-		int word = (int)strcspn(text, " ");
-
-		if (col > indent && col + 1 + word > width) {
-			fprintf(f, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			fputc(' ', f);
-			col++;
-		}
-		fprintf(f, "%.*s", word, text);
-		col += word;
-		text += word;
-		text += strspn(text, " ");
-	}
-	fputc('\n', f);
-}
-
 void options_usage(FILE *f)
 {
-	fprintf(f, "usage: minivmm [OPTIONS] GUEST.bin [-- GUEST-ARGS...]\n\n");
+	fprintf(f, "usage: minivmm [OPTIONS] [GUEST.bin] [-- GUEST-ARGS...]\n\n");
 	fprintf(f,
 		"Boot a minivmm guest image on /dev/kvm and report what it measured.\n\n");
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
@@ -427,15 +436,16 @@ void options_usage(FILE *f)
 			o->list(f);
 	}
 	fprintf(f,
-		"\nArguments after -- go to the guest (boot info /chosen); the first names\n");
+		"\nWithout GUEST.bin, minivmm runs the guest.bin beside it (the build tree's\n");
 	fprintf(f,
-		"the workload. guest/guest.bin: sweep (the default), flat, hello, ...;\n");
+		"guest/guest.bin, or the installed ../lib/minivmm/guest.bin). Arguments after\n");
 	fprintf(f,
-		"'-- help' lists them.\n\nExit status (and exit.reason in the results file):\n");
+		"-- go to the guest (boot info /chosen); the first names the workload:\n");
+	fprintf(f, "sweep (the default), flat, hello, ...; '-- help' lists them.\n");
+	fprintf(f, "\nExit status (and exit.reason in the results file):\n");
 	for (unsigned i = 0; i < exit_status_count; i++) {
-		char line[512];
-		size_t at = (size_t)snprintf(line, sizeof(line), "%s (",
-					     exit_statuses[i].meaning);
+		char names[256] = "", line[512];
+		size_t at = 0;
 		int any = 0;
 
 		for (unsigned e = END_GUEST_EXIT; e < END_COUNT; e++) {
@@ -444,16 +454,46 @@ void options_usage(FILE *f)
 				 (e == END_GUEST_EXIT &&
 				  exit_statuses[i].status == EXIT_GUEST_FAILED);
 
-			if (ok && at < sizeof(line))
-				at += (size_t)snprintf(line + at, sizeof(line) - at,
+			if (ok && at < sizeof(names))
+				at += (size_t)snprintf(names + at, sizeof(names) - at,
 						       "%s%s", any++ ? ", " : "",
 						       r->reason);
 		}
-		if (at < sizeof(line))
-			snprintf(line + at, sizeof(line) - at, ")");
+		snprintf(line, sizeof(line), "%s (reason%s: %s)",
+			 exit_statuses[i].meaning, any > 1 ? "s" : "", names);
 		fprintf(f, "  %-4d ", exit_statuses[i].status);
-		wrap(f, line, 7, 79);
+		print_wrapped(f, line, 7, 79);
 	}
+}
+
+/*
+ * The guest image when none is named: beside the minivmm binary, in the
+ * build tree (guest/guest.bin) or where make install puts it
+ * (../lib/minivmm/guest.bin), so an installed minivmm needs no path. NULL if
+ * neither exists. The result lives until the next call.
+ */
+const char *options_default_guest(void)
+{
+	static char path[PATH_MAX + 32];
+	static const char *const beside[] = { "guest/guest.bin",
+					      "../lib/minivmm/guest.bin" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(beside); i++) {
+		snprintf(path, sizeof(path), "%s/%s", exe, beside[i]);
+		if (access(path, R_OK) == 0)
+			return path;
+	}
+	return NULL;
 }
 
 int options_parse(int argc, char **argv, struct config *cfg)
@@ -521,20 +561,39 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if (!warmup_given)
 		cfg->warmup =
 			cfg->repeat > 1; /* first-run effects stay out of the medians */
-	if (cfg->eager_threads &&
-	    !(cfg->eager == EAGER_AUTO || cfg->eager == EAGER_POPULATE ||
-	      cfg->eager == EAGER_PREFAULT))
+	if (cfg->eager_threads && cfg->eager == EAGER_TOUCH)
+		return bad(
+			"--eager-threads sets host threads for populate and prefault; --eager=touch runs in the guest, one vCPU per slice (use --vcpus)");
+	if (cfg->eager_threads && cfg->eager == EAGER_NONE)
 		return bad("--eager-threads needs --eager (auto, populate or prefault)");
 	if (cfg->mem_bytes % cfg->backing->page_bytes)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",
 			cfg->backing->name);
-	if (optind >= argc)
-		return bad("no guest image given");
-	if (!strcmp(argv[optind], "--"))
-		return bad("no guest image given before '--'");
-	cfg->guest_path = argv[optind++];
-	if (optind < argc) {
+	/* getopt consumed a "--" that ended the options: no image named, guest arguments follow. */
+	if (optind > 1 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
+		cfg->guest_path = NULL;
+	} else if (optind < argc && strcmp(argv[optind], "--")) {
+		cfg->guest_path = argv[optind++];
+	} else {
+		cfg->guest_path = NULL;
+		if (optind < argc)
+			optind++; /* the "--" */
+	}
+	if (!cfg->guest_path) {
+		cfg->guest_path = options_default_guest();
+		if (!cfg->guest_path)
+			return bad(
+				"no guest image given, and none found beside minivmm (guest/guest.bin, or ../lib/minivmm/guest.bin once installed)");
+	} else if (optind < argc) {
+		/* "--eager populate g.bin": getopt's optional arguments need '='. */
+		for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT && optind >= 2;
+		     i++)
+			if (!strcmp(argv[optind - 2], "--eager") &&
+			    !strcmp(cfg->guest_path, eager_strategies[i].name))
+				return bad(
+					"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
+					cfg->guest_path, cfg->guest_path);
 		if (strcmp(argv[optind], "--"))
 			return bad(
 				"unexpected argument '%s' (guest arguments go after --)",

@@ -166,20 +166,21 @@ int run_init(struct run *r, const struct config *cfg, const struct run_opts *o)
 			   .out = o->out };
 	vm_init(&r->vm);
 	r->vm.strict_io = cfg->strict_io;
+	r->vm.raw = cfg->raw;
 	r->vm.hooks = (struct vm_hooks){ r, vcpu_enter, vcpu_leave };
 	r->console = console_create(cfg->vcpus, stdout, !r->verbose);
 	r->tl = timeline_create(NULL, 0);
 	r->res = results_create();
 	if (!r->console || !r->tl || !r->res)
 		return -ENOMEM;
-	r->hc = (struct hc_host){ .cookie = r,
-				  .ram = &r->vm.ram,
-				  .console = r->console,
-				  .exit = hc_exit,
-				  .abort = hc_abort,
-				  .violation = hc_violation,
-				  .records = hc_records,
-				  .mark = hc_mark };
+	r->hc = (struct dev_host){ .cookie = r,
+				   .ram = &r->vm.ram,
+				   .console = r->console,
+				   .exit = hc_exit,
+				   .abort = hc_abort,
+				   .violation = hc_violation,
+				   .records = hc_records,
+				   .mark = hc_mark };
 	return 0;
 }
 
@@ -187,7 +188,8 @@ int run_register_devices(struct run *r)
 {
 	int e = hypercalls_register(&r->hc, &r->vm.pio);
 
-	return e ? e : console_register(r->console, &r->vm.pio);
+	e = e ?: console_register(r->console, &r->vm.pio);
+	return e ?: exitport_register(&r->hc, &r->vm.pio);
 }
 
 static int check_guest_args(struct run *r)
@@ -214,8 +216,12 @@ static int read_guest(struct run *r)
 
 	if (e)
 		return setup_fail(r, END_USAGE, "%s", err);
-	e = loader_check(r->image, r->image_len, r->cfg->mem_bytes, r->cfg->vcpus,
-			 &r->vm.image, err, sizeof(err));
+	if (r->cfg->raw)
+		e = loader_raw(r->image_len, r->cfg->mem_bytes, r->cfg->vcpus,
+			       &r->vm.image, err, sizeof(err));
+	else
+		e = loader_check(r->image, r->image_len, r->cfg->mem_bytes, r->cfg->vcpus,
+				 &r->vm.image, err, sizeof(err));
 	if (e)
 		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE,
 				  "%s: %s", path, err);
@@ -397,6 +403,19 @@ void run_report(struct run *r, int status, int timeline)
 	uint64_t dropped = console_dropped(r->console);
 
 	fflush(stdout);
+	if (status != EXIT_GUEST_OK && !r->verbose) {
+		/* Quiet, and the guest failed: what it said last is how the user learns why. */
+		char tail[1024];
+		size_t n = console_tail(r->console, tail, sizeof(tail));
+		const char *from = memchr(tail, '\n', n);
+
+		from = from && n == sizeof(tail) ? from + 1 : tail;
+		if (n)
+			fprintf(stderr,
+				"minivmm: the guest's last console output:\n%.*s%s",
+				(int)(n - (size_t)(from - tail)), from,
+				tail[n - 1] == '\n' ? "" : "\n");
+	}
 	if (status != EXIT_GUEST_OK || r->verbose)
 		fprintf(stderr, "minivmm: %s\n", r->vm.message);
 	if (r->verbose) {

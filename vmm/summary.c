@@ -104,3 +104,26 @@ const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int d
 			 fmt_value(b, s->min, decimals), fmt_value(c, s->max, decimals));
 	return buf;
 }
+
+/* Print text from column `indent` (the first line's indent is already out), wrapped at width. */
+void print_wrapped(FILE *f, const char *text, int indent, int width)
+{
+	int col = indent;
+
+	while (*text) {
+		int word = (int)strcspn(text, " ");
+
+		if (col > indent && col + 1 + word > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", word, text);
+		col += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}

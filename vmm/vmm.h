@@ -108,6 +108,8 @@ struct config {
 	unsigned warmup; /* --warmup: runs before them, not counted */
 	int no_sandbox;	 /* --no-sandbox */
 	int strict_io;	 /* --strict-io: unclaimed port or MMIO access ends the run */
+	int raw;	 /* --raw: a flat binary without the minivmm header */
+	int explain;	 /* --explain: the tables' legend after the run */
 	double t_exec;	 /* main() entered: the first run's "exec" */
 	const char *guest_path;
 	int guest_argc;
@@ -124,6 +126,7 @@ int options_parse(int argc, char **argv, struct config *cfg);
 /* "64M", "1G", "4096": bytes with an optional binary K/M/G/T suffix. 0 or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);
 void options_usage(FILE *f); /* the --help text, built from the tables */
+const char *options_default_guest(void);
 
 /* ---- kvm.c: what /dev/kvm is ---------------------------------------------- */
 struct platform {
@@ -169,6 +172,7 @@ struct vm {
 	unsigned nvcpus;
 	struct io_bus pio, mmio; /* mmio has no devices: every access is unclaimed */
 	int strict_io;
+	int raw; /* a --raw image: each vCPU also gets a stack (MVM_RAW_STACK_TOP) */
 	struct vm_hooks hooks;
 
 	/* How the run ends: written once under lock (vm_finish), read by all threads. */
@@ -239,6 +243,15 @@ int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_
  */
 int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
 		 struct mvm_image_header *hdr, char *err, size_t errlen);
+/*
+ * A --raw image: a flat 64-bit binary loaded at MVM_LOAD_GPA and entered at
+ * its first byte, with no header. Fills *hdr as if it had one. 0, or -EINVAL
+ * (too big for mem_bytes, too many vCPUs) with err set.
+ */
+int loader_raw(uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+	       struct mvm_image_header *hdr, char *err, size_t errlen);
+#define MVM_RAW_MAX_VCPUS 8
+#define MVM_RAW_STACK_TOP MVM_BOOTINFO_GPA /* vCPU i: RSP = top - i * 4 KiB */
 void loader_entry_tables(struct guest_ram *ram);
 
 /* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. 0, or -ENOSPC/-EINVAL with err set. */
@@ -375,8 +388,29 @@ void spread_write_json(const struct spread *s, struct json *j, const char *key);
 #define FMT_SPREAD_BYTES 112
 /* v with `decimals` decimals, or more where needed for two significant digits. */
 const char *fmt_value(char buf[FMT_BYTES], double v, int decimals);
+/* text from column indent (the first line's indent already printed), wrapped at width. */
+void print_wrapped(FILE *f, const char *text, int indent, int width);
 /* "median [min-max]" (just the value for one sample, "-" for none). */
 const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals);
+
+/* ---- legend.c: what every column of every table means ------------------- */
+enum legend_table {
+	LEGEND_SWEEP,
+	LEGEND_TIMELINE,
+	LEGEND_COUNTERS,
+	LEGEND_EAGER,
+	LEGEND_REPEAT,
+	LEGEND_VERDICT,
+	LEGEND_TABLE_COUNT
+};
+struct legend_row {
+	enum legend_table table;
+	const char *column;
+	const char *meaning;
+};
+extern const struct legend_row legend[];
+extern const unsigned legend_count;
+void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_* */
 
 /* ---- run.c: one measured run -------------------------------------------- */
 
@@ -403,7 +437,7 @@ struct run {
 	const struct config *cfg;
 	struct vm vm;
 	struct console *console;
-	struct hc_host hc;   /* the hypercall port's view of this run */
+	struct dev_host hc;  /* the hypercall port's view of this run */
 	struct eager *eager; /* NULL when lazy */
 	struct kvm_stats *stats;
 	struct timeline *tl;

@@ -103,7 +103,7 @@ void test_pio_register(void)
 	struct io_dev c = { "c", 0x3f0, 8, dummy_io, NULL };
 	struct io_dev d = { "d", 0xffff, 2, dummy_io, NULL };
 	struct io_dev e = { "e", 0x10, 0, dummy_io, NULL };
-	struct hc_host host = { 0 };
+	struct dev_host host = { 0 };
 	struct console *con = console_create(1, stdout, 1);
 
 	io_bus_init(&bus, 0x10000);

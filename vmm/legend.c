@@ -1,0 +1,84 @@
+/* What every column of every table minivmm prints means: --explain, the man page, the guide. */
+#include "vmm.h"
+
+#include <string.h>
+
+/* One row per column; the man page and docs/guide.md carry the same words (tests check). */
+const struct legend_row legend[] = {
+	{ LEGEND_SWEEP, "MiB",
+	  "size of the guest mapping, MiB (1, 2, 4, ... as OSv's benchmark)" },
+	{ LEGEND_SWEEP, "demand",
+	  "seconds of the touch loop (one byte written per 4 KiB page, OSv's timed region) over a plain mmap: every page faults on first touch, in the guest (#PF) and in the hypervisor (second-level fault)" },
+	{ LEGEND_SWEEP, "populate",
+	  "the same over the guest's mmap(MAP_POPULATE), which mapped every page before the loop; not --eager=populate" },
+	{ LEGEND_SWEEP, "mmap",
+	  "seconds of the guest's mmap call, demand and populate (outside OSv's timed region)" },
+	{ LEGEND_SWEEP, "munmap",
+	  "seconds of the guest's munmap call afterwards (outside OSv's timed region)" },
+	{ LEGEND_SWEEP, "touch",
+	  "flat: seconds of the touch loop over the firmware's direct map: no guest faults, so iteration 1 is the hypervisor's first touch alone" },
+	{ LEGEND_TIMELINE, "phase",
+	  "named for the event that ends it; it runs from the end of the phase above" },
+	{ LEGEND_TIMELINE, "start",
+	  "ms since exec (main() entered) when the phase began" },
+	{ LEGEND_TIMELINE, "end", "ms since exec when its event happened" },
+	{ LEGEND_TIMELINE, "duration", "end - start, ms" },
+	{ LEGEND_TIMELINE, "setup",
+	  "exec to the first KVM_RUN (guest_entry), eager included" },
+	{ LEGEND_TIMELINE, "first useful work",
+	  "exec to the workload's first full pass over its memory" },
+	{ LEGEND_COUNTERS, "exits",
+	  "VM exits to KVM, all vCPUs (KVM's counters are per phase: the change during it)" },
+	{ LEGEND_COUNTERS, "io_exits", "exits for port I/O: hypercalls and console" },
+	{ LEGEND_COUNTERS, "pf_taken",
+	  "page faults KVM handled: with shadow paging the guest's own (reflected) and the shadow faults; with EPT/NPT the EPT/NPT violations" },
+	{ LEGEND_COUNTERS, "pf_fixed",
+	  "faults KVM fixed by installing a second-level (shadow or EPT/NPT) entry" },
+	{ LEGEND_COUNTERS, "insn_emulation",
+	  "guest instructions KVM emulated (on PVM: all guest kernel code)" },
+	{ LEGEND_COUNTERS, "mmu_pte_write",
+	  "guest writes KVM trapped because they hit a page it shadows as a page table" },
+	{ LEGEND_COUNTERS, "-", "not measured: KVM's counters exist once the vCPUs do" },
+	{ LEGEND_EAGER, "eager",
+	  "the strategy that ran (auto resolves to prefault or populate), its threads, the guest RAM it covered and the time" },
+	{ LEGEND_EAGER, "made resident",
+	  "host memory eager backed itself: resident (mincore) after minus before" },
+	{ LEGEND_REPEAT, "median [min-max]",
+	  "over the measured runs of a mode (warm-ups left out), each column taken on its own" },
+	{ LEGEND_REPEAT, "IQR",
+	  "interquartile range (q3 - q1), once there are 5 runs or more" },
+	{ LEGEND_VERDICT, "eager cost",
+	  "the eager runs' population time, paid up front" },
+	{ LEGEND_VERDICT, "first pass",
+	  "the workload's first pass over its memory; lazy minus eager is the first-touch time saved" },
+	{ LEGEND_VERDICT, "sooner",
+	  "which mode reached first useful work first, from medians" },
+	{ LEGEND_VERDICT, "inconclusive",
+	  "the lazy and eager [min-max] spreads overlap: the difference is not larger than the runs' own spread" },
+	{ LEGEND_VERDICT, "break-even",
+	  "the fraction of RAM the guest must touch for eager to pay off: cost / (saved per byte x RAM), per lazy/eager pair" },
+};
+const unsigned legend_count = ARRAY_SIZE(legend);
+
+static const char *const table_names[] = {
+	[LEGEND_SWEEP] = "the OSv table (per iteration)",
+	[LEGEND_TIMELINE] = "the timeline",
+	[LEGEND_COUNTERS] = "KVM's counters (timeline and compare tables)",
+	[LEGEND_EAGER] = "the eager report",
+	[LEGEND_REPEAT] = "repeated runs",
+	[LEGEND_VERDICT] = "the --compare verdict",
+};
+_Static_assert(ARRAY_SIZE(table_names) == LEGEND_TABLE_COUNT, "a name for every table");
+
+void legend_print(unsigned tables, FILE *f)
+{
+	for (unsigned t = 0; t < LEGEND_TABLE_COUNT; t++) {
+		if (!(tables & (1u << t)))
+			continue;
+		fprintf(f, "\n%s:\n", table_names[t]);
+		for (unsigned i = 0; i < legend_count; i++)
+			if (legend[i].table == t)
+				fprintf(f, "  %-18s ", legend[i].column),
+					print_wrapped(f, legend[i].meaning, 21, 79);
+	}
+}
