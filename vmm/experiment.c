@@ -12,6 +12,11 @@
 #define RESULTS_SCHEMA	       "minivmm-results"
 #define RESULTS_SCHEMA_VERSION 2
 
+/* Open fds and threads of the process, around each run: nothing may leak. */
+struct resources {
+	int fds, threads;
+};
+
 struct experiment {
 	const struct config *cfg;
 	struct env *env;

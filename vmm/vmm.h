@@ -420,11 +420,6 @@ void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_*
 
 /* ---- run.c: one measured run -------------------------------------------- */
 
-/* Process resources around a run (--compare checks that none leak). */
-struct resources {
-	int fds, threads;
-};
-
 /*
  * Output files, opened (and found writable) before anything runs: the
  * sandbox allows no open(2) later. -1 when not asked for.
