@@ -131,10 +131,19 @@ guest/guest.bin: build/guest/guest.elf
 	$(say) OBJCOPY $@
 	$(Q)objcopy -O binary $< $@
 
+# Benchmark helpers: plain host programs; populate-ref uses the ABI's slicing and mm's KVM constants.
 build/bench/%: bench/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) $(HOST_CFLAGS) -o $@ $< -lpthread
+	$(Q)$(CC) $(HOST_CFLAGS) $(INC_mm) -o $@ $< -lpthread
+
+# bench/peers' start-up guest, built like the test guests (tests/guests/).
+build/bench/%.bin: bench/%.S tests/guests/common.inc include/minivmm_abi.h
+	@mkdir -p $(dir $@)
+	$(say) GUESTAS $<
+	$(Q)$(GUEST_CC) -c -Iinclude -Itests/guests -o build/bench/$*.o $<
+	$(Q)ld -T tests/guests/guest.lds -o build/bench/$*.elf build/bench/$*.o
+	$(Q)objcopy -O binary build/bench/$*.elf $@
 
 include tests/tests.mk
 

@@ -66,21 +66,22 @@ void console_write(struct console *c, const char *buf, size_t len)
 
 void console_flush(struct console *c, unsigned vcpu)
 {
-	struct line *l = &c->lines[vcpu];
+	struct line *l;
 
 	if (vcpu >= c->nvcpus)
 		return;
+	l = &c->lines[vcpu];
 	if (l->len)
 		console_write(c, l->buf, l->len);
 	l->len = 0;
 }
 
-uint64_t console_bytes(struct console *c)
+struct console_counts console_counts(struct console *c)
 {
-	uint64_t n;
+	struct console_counts n;
 
 	pthread_mutex_lock(&c->lock);
-	n = c->bytes;
+	n = (struct console_counts){ c->bytes, c->dropped };
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }
@@ -100,22 +101,13 @@ size_t console_tail(struct console *c, char *buf, size_t len)
 	return n;
 }
 
-uint64_t console_dropped(struct console *c)
-{
-	uint64_t n;
-
-	pthread_mutex_lock(&c->lock);
-	n = c->dropped;
-	pthread_mutex_unlock(&c->lock);
-	return n;
-}
-
 static void put_byte(struct console *c, unsigned vcpu, uint8_t b)
 {
-	struct line *l = &c->lines[vcpu];
+	struct line *l;
 
 	if (vcpu >= c->nvcpus)
 		return;
+	l = &c->lines[vcpu];
 	l->buf[l->len++] = (char)b;
 	if (b == '\n' || l->len == sizeof(l->buf))
 		console_flush(c, vcpu);

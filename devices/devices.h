@@ -70,8 +70,11 @@ __attribute__((warn_unused_result)) int console_register(struct console *c,
 							 struct io_bus *pio);
 void console_write(struct console *c, const char *buf, size_t len);
 void console_flush(struct console *c, unsigned vcpu); /* a vCPU's partial line */
-uint64_t console_bytes(struct console *c);	      /* written */
-uint64_t console_dropped(struct console *c);	      /* past CONSOLE_LIMIT_BYTES */
+struct console_counts {
+	uint64_t bytes;	  /* written */
+	uint64_t dropped; /* past CONSOLE_LIMIT_BYTES */
+};
+struct console_counts console_counts(struct console *c);
 /* The last (up to len) bytes the guest printed, quiet or not: how many were copied. */
 size_t console_tail(struct console *c, char *buf, size_t len);
 void console_free(struct console *c);

@@ -65,3 +65,9 @@ expect merge-results 0 '' 'csv: ' -- ./scripts/merge "$OUT/compare3.json" "$OUT/
 [ "$(wc -l <"$OUT/merged.csv")" = 5 ] && grep -q '^host,kernel,cpu,kvm,paging' "$OUT/merged.csv" &&
 	grep -q ',populate,eager,3,' "$OUT/merged.csv" && pass merge-one-row-per-mode ||
 	fail merge-one-row-per-mode "$(cat "$OUT/merged.csv")"
+
+# guest_entry is marked by whichever vCPU enters first, even when another ends the run at once.
+expect every-vcpu-exits 0 '' '' -- \
+	$MINIVMM -q --eager=populate --vcpus 2 --repeat 20 --warmup 0 --mem 16M -o "$OUT/exitall.json" tests/bin/exitall.bin
+jq_true guest-entry-in-every-run "$OUT/exitall.json" \
+	'[.runs[] | [.timeline[].phase] | index("guest_entry") != null] | all and length == 20'

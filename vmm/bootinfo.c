@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <libfdt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TRY(expr)                  \
@@ -79,11 +80,32 @@ static int build(void *buf, size_t size, const struct bootinfo *b)
 	return fdt_finish(buf);
 }
 
+/*
+ * Built in a heap buffer and copied: fdt_create() clears the whole buffer
+ * it is given, and clearing the ~1 MiB boot-info area in place would make
+ * the host back 240 guest pages nobody uses.
+ */
 int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
 		   size_t errlen)
 {
-	int r = build(buf, size, b);
+	size_t len = 4096;
+	int r = -FDT_ERR_NOSPACE;
+	void *tmp = NULL;
 
+	for (; r == -FDT_ERR_NOSPACE && len <= size; len *= 2) {
+		void *p = realloc(tmp, len);
+
+		if (!p) {
+			free(tmp);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		tmp = p;
+		r = build(tmp, len, b);
+	}
+	if (r >= 0)
+		memcpy(buf, tmp, fdt_totalsize(tmp));
+	free(tmp);
 	if (r >= 0)
 		return 0;
 	snprintf(err, errlen, "%s", fdt_strerror(r));

@@ -38,9 +38,9 @@ static void chosen(const char *path, char *buf, size_t len)
 	b = a ? strchr(a, ']') : NULL;
 	if (a && b) {
 		*b = '\0';
-		snprintf(buf, len, "%s", a + 1);
+		snprintf(buf, len, "%.*s", (int)len - 1, a + 1);
 	} else {
-		snprintf(buf, len, "%s", line);
+		snprintf(buf, len, "%.*s", (int)len - 1, line);
 	}
 }
 
@@ -114,51 +114,74 @@ static void module_params(struct json *j, const char *module)
 	json_end_object(j);
 }
 
-static void hugetlb_pools(struct json *j)
+#define ENV_MAX_POOLS 4
+
+/* Memory as it was when minivmm started: it changes as runs come and go. */
+struct env_start {
+	char time[32];
+	uint64_t mem_total, mem_available;
+	char thp_enabled[32], thp_defrag[32];
+	struct {
+		char size[32];
+		uint64_t nr, free, resv, surplus;
+	} pool[ENV_MAX_POOLS];
+	unsigned npools;
+};
+
+/*
+ * What changes (memory) is read at start; what does not (kernel, CPU, KVM
+ * module parameters: some 60 files) when the guest already runs, before the
+ * main thread's sandbox, so that it costs nothing on the way to the guest.
+ */
+struct env {
+	const struct config *cfg;
+	struct env_start start;
+	char *json; /* the whole record, once env_complete() rendered it */
+};
+
+static uint64_t read_u64(const char *path)
+{
+	char val[64];
+
+	read_line(path, val, sizeof(val));
+	return strtoull(val, NULL, 10);
+}
+
+static void hugetlb_pools(struct env_start *st)
 {
 	static const char base[] = "/sys/kernel/mm/hugepages";
-	char path[512], val[64];
+	static const char *const files[] = { "nr_hugepages", "free_hugepages",
+					     "resv_hugepages", "surplus_hugepages" };
+	char path[512];
 	struct dirent *e;
 	DIR *d = opendir(base);
 
-	json_begin_array(j, "hugetlb_pools");
-	while (d && (e = readdir(d))) {
-		static const char *const files[] = { "nr_hugepages", "free_hugepages",
-						     "resv_hugepages",
-						     "surplus_hugepages" };
+	while (d && (e = readdir(d)) && st->npools < ENV_MAX_POOLS) {
+		uint64_t *v = &st->pool[st->npools].nr;
 
 		if (strncmp(e->d_name, "hugepages-", 10))
 			continue;
-		json_begin_object(j, NULL);
-		json_string(j, "size", e->d_name + 10);
+		snprintf(st->pool[st->npools].size, sizeof(st->pool[0].size), "%s",
+			 e->d_name + 10);
 		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 			snprintf(path, sizeof(path), "%s/%s/%s", base, e->d_name,
 				 files[i]);
-			read_line(path, val, sizeof(val));
-			json_u64(j, files[i], strtoull(val, NULL, 10));
+			v[i] = read_u64(
+				path); /* nr, free, resv, surplus: in this order */
 		}
-		json_end_object(j);
+		st->npools++;
 	}
 	if (d)
 		closedir(d);
-	json_end_array(j);
 }
-
-/*
- * Collected once at start, before any sandbox (it reads /proc and /sys), and
- * written whole into every results file.
- */
-struct env {
-	char *json; /* the "environment" object's members, rendered */
-};
 
 static void build(struct json *j, const void *arg)
 {
-	const struct config *cfg = arg;
+	const struct env *env = arg;
+	const struct config *cfg = env->cfg;
+	const struct env_start *st = &env->start;
 	struct utsname u;
 	char buf[512], host[256] = "";
-	time_t now = time(NULL);
-	struct tm tm;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	json_begin_object(j, NULL);
@@ -169,9 +192,7 @@ static void build(struct json *j, const void *arg)
 	for (int i = 0; i < cfg->argc; i++)
 		json_string(j, NULL, cfg->argv[i]);
 	json_end_array(j);
-	gmtime_r(&now, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_string(j, "start_time", buf);
+	json_string(j, "start_time", st->time);
 	gethostname(host, sizeof(host) - 1);
 	json_string(j, "hostname", host);
 	if (!uname(&u)) {
@@ -190,13 +211,21 @@ static void build(struct json *j, const void *arg)
 	cpuinfo("stepping", buf, sizeof(buf));
 	json_string(j, "cpu_stepping", buf);
 	json_i64(j, "online_cpus", cpus);
-	json_u64(j, "mem_total_bytes", meminfo_kib("MemTotal") << 10);
-	json_u64(j, "mem_available_bytes", meminfo_kib("MemAvailable") << 10);
-	chosen("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf));
-	json_string(j, "thp_enabled", buf);
-	chosen("/sys/kernel/mm/transparent_hugepage/defrag", buf, sizeof(buf));
-	json_string(j, "thp_defrag", buf);
-	hugetlb_pools(j);
+	json_u64(j, "mem_total_bytes", st->mem_total);
+	json_u64(j, "mem_available_bytes", st->mem_available);
+	json_string(j, "thp_enabled", st->thp_enabled);
+	json_string(j, "thp_defrag", st->thp_defrag);
+	json_begin_array(j, "hugetlb_pools");
+	for (unsigned i = 0; i < st->npools; i++) {
+		json_begin_object(j, NULL);
+		json_string(j, "size", st->pool[i].size);
+		json_u64(j, "nr_hugepages", st->pool[i].nr);
+		json_u64(j, "free_hugepages", st->pool[i].free);
+		json_u64(j, "resv_hugepages", st->pool[i].resv);
+		json_u64(j, "surplus_hugepages", st->pool[i].surplus);
+		json_end_object(j);
+	}
+	json_end_array(j);
 	/* Which KVM, and every parameter that can change how it pages (ept, npt, tdp_mmu, ...). */
 	json_begin_object(j, "kvm_modules");
 	module_params(j, "kvm");
@@ -207,29 +236,45 @@ static void build(struct json *j, const void *arg)
 	json_end_object(j);
 }
 
-int env_collect(const struct config *cfg, struct env **out)
+int env_start(const struct config *cfg, struct env **out)
 {
 	struct env *e = calloc(1, sizeof(*e));
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!e)
+		return -ENOMEM;
+	e->cfg = cfg;
+	gmtime_r(&now, &tm);
+	strftime(e->start.time, sizeof(e->start.time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	e->start.mem_total = meminfo_kib("MemTotal") << 10;
+	e->start.mem_available = meminfo_kib("MemAvailable") << 10;
+	chosen("/sys/kernel/mm/transparent_hugepage/enabled", e->start.thp_enabled,
+	       sizeof(e->start.thp_enabled));
+	chosen("/sys/kernel/mm/transparent_hugepage/defrag", e->start.thp_defrag,
+	       sizeof(e->start.thp_defrag));
+	hugetlb_pools(&e->start);
+	*out = e;
+	return 0;
+}
+
+void env_complete(struct env *e)
+{
 	size_t len = 0;
 	FILE *mem;
 	struct json j;
 
-	if (!e)
-		return -ENOMEM;
+	if (!e || e->json)
+		return;
 	mem = open_memstream(&e->json, &len);
-	if (!mem) {
-		free(e);
-		return -ENOMEM;
-	}
+	if (!mem)
+		return;
 	j = (struct json){ .f = mem };
-	build(&j, cfg);
+	build(&j, e);
 	if (fclose(mem)) {
 		free(e->json);
-		free(e);
-		return -ENOMEM;
+		e->json = NULL;
 	}
-	*out = e;
-	return 0;
 }
 
 void env_write_json(const struct env *e, struct json *j)

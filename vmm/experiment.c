@@ -12,9 +12,14 @@
 #define RESULTS_SCHEMA	       "minivmm-results"
 #define RESULTS_SCHEMA_VERSION 2
 
+/* Open fds and threads of the process, around each run: nothing may leak. */
+struct resources {
+	int fds, threads;
+};
+
 struct experiment {
 	const struct config *cfg;
-	const struct env *env;
+	struct env *env;
 	const struct outputs *out;
 	struct config mode_cfg[MAX_MODES]; /* compare: lazy, eager */
 	const char *label[MAX_MODES];
@@ -150,7 +155,8 @@ static int execute(struct experiment *x)
 	count_resources(x, &x->res[0]);
 	for (unsigned i = 0; i < x->planned; i++) {
 		struct run *r = &x->runs[i];
-		const struct run_opts o = { .t_exec = i == 0 ? x->cfg->t_exec : now_s(),
+		const struct run_opts o = { .env = x->env,
+					    .t_exec = i == 0 ? x->cfg->t_exec : now_s(),
 					    .out = x->out,
 					    .sandbox_main = i + 1 == x->planned,
 					    .tables = x->classic,
@@ -336,8 +342,7 @@ static void explain(const struct experiment *x)
 	fflush(stdout);
 }
 
-int experiment_main(const struct config *cfg, const struct env *env,
-		    const struct outputs *o)
+int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o)
 {
 	struct experiment x = { .cfg = cfg, .env = env, .out = o };
 	int status, e;
@@ -352,6 +357,8 @@ int experiment_main(const struct config *cfg, const struct env *env,
 		print_aggregates(&x);
 	if (cfg->explain)
 		explain(&x);
+	env_complete(
+		env); /* if no run got as far as its guest (and no sandbox went on) */
 	e = write_file(o->results_fd, "results", cfg->results_path, build, &x);
 	e = write_file(o->trace_fd, "trace", cfg->trace_path, build_trace, &x) ?: e;
 	if (e && status == EXIT_GUEST_OK)

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
 	if (open_outputs(&cfg, &o))
 		return EXIT_USAGE;
-	if (env_collect(&cfg, &env))
+	if (env_start(&cfg, &env))
 		fprintf(stderr, "minivmm: out of memory for the environment record\n");
 	status = experiment_main(&cfg, env, &o);
 	if (close_outputs(&cfg, &o) && status == EXIT_GUEST_OK)

@@ -146,8 +146,8 @@ void run_write_members(const struct run *r, struct json *j)
 	json_begin_object(j, "devices");
 	unclaimed_json(j, "unclaimed_pio", &vm->pio);
 	unclaimed_json(j, "unclaimed_mmio", &vm->mmio);
-	json_u64(j, "console_bytes", console_bytes(r->console));
-	json_u64(j, "console_dropped", console_dropped(r->console));
+	json_u64(j, "console_bytes", console_counts(r->console).bytes);
+	json_u64(j, "console_dropped", console_counts(r->console).dropped);
 	json_end_object(j);
 
 	json_begin_object(j, "exit");

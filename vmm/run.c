@@ -124,7 +124,9 @@ static void vcpu_enter(void *cookie, struct vcpu *v)
 	char who[32];
 
 	eager_vcpu_gate(r->eager, &r->vm, v);
-	if (v->index == 0 && !vm_stopping(&r->vm))
+	/* The first vCPU to get here marks the guest's entry: another may end the run early. */
+	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) &&
+	    !vm_stopping(&r->vm))
 		timeline_guest_entry(r->tl, v->fd);
 	if (r->sandbox && !vm_stopping(&r->vm)) {
 		snprintf(who, sizeof(who), "vCPU %u", v->index);
@@ -163,7 +165,8 @@ int run_init(struct run *r, const struct config *cfg, const struct run_opts *o)
 			   .verbose = o->verbose,
 			   .sandbox = !cfg->no_sandbox,
 			   .sandbox_main = o->sandbox_main,
-			   .out = o->out };
+			   .out = o->out,
+			   .env = o->env };
 	vm_init(&r->vm);
 	r->vm.strict_io = cfg->strict_io;
 	r->vm.raw = cfg->raw;
@@ -349,6 +352,8 @@ static void run_guest(struct run *r)
 		if (!vm_stopping(vm))
 			vm_start_vcpus(vm);
 	}
+	/* The guest runs: the environment record's files cost nothing on the way to it. */
+	env_complete(r->env);
 	/* Every thread exists now: the main thread's filter allows no more. */
 	if (r->sandbox && r->sandbox_main)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
@@ -400,7 +405,7 @@ static void report_unclaimed(const char *what, const struct io_bus *bus, FILE *f
 
 void run_report(struct run *r, int status, int timeline)
 {
-	uint64_t dropped = console_dropped(r->console);
+	uint64_t dropped = console_counts(r->console).dropped;
 
 	fflush(stdout);
 	if (status != EXIT_GUEST_OK && !r->verbose) {

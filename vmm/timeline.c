@@ -123,7 +123,8 @@ static double tsc_seconds(const struct timeline *tl, uint64_t cycles)
 /*
  * The guest's clock is its TSC. Read it through KVM (MSR_IA32_TSC) just
  * before the first KVM_RUN and pair it with our clock: that anchor turns
- * every guest TSC value into our time. Called on vCPU 0's thread.
+ * every guest TSC value into our time (KVM keeps the vCPUs' TSCs in step).
+ * Called on the first vCPU thread to reach its first KVM_RUN.
  */
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd)
 {

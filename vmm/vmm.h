@@ -317,7 +317,7 @@ struct timeline *timeline_create(struct kvm_stats *stats,
 void timeline_attach(struct timeline *tl, struct kvm_stats *stats, uint32_t tsc_khz);
 void timeline_mark(struct timeline *tl, const char *name); /* a VMM phase ends now */
 void timeline_mark_at(struct timeline *tl, const char *name, double t, int guest);
-/* On vCPU 0's thread, just before its first KVM_RUN: anchor the guest's TSC. */
+/* On the first vCPU thread to its first KVM_RUN, just before it: anchor the guest's TSC. */
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
 void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
 const char *timeline_guest_mark_name(uint32_t mark);
@@ -371,9 +371,15 @@ void report_touch(const struct results *r, FILE *f);
 
 /* ---- env.c: the environment record in every results file ---------------- */
 struct env;
-/* Kernel, CPU, KVM module parameters, THP, hugetlb pools, memory, version, command line. */
-int env_collect(const struct config *cfg, struct env **out); /* 0 or -ENOMEM */
-void env_write_json(const struct env *e, struct json *j);    /* as "environment" */
+/* What changes as runs go (memory, THP, hugetlb pools): at start. 0 or -ENOMEM. */
+int env_start(const struct config *cfg, struct env **out);
+/*
+ * Kernel, CPU, KVM module parameters, version, command line: read and the
+ * record rendered once, before the main thread's sandbox (opens files); a
+ * no-op afterwards and for NULL.
+ */
+void env_complete(struct env *e);
+void env_write_json(const struct env *e, struct json *j); /* as "environment" */
 void env_free(struct env *e);
 
 /* ---- summary.c: spreads of repeated measurements, numbers for people ------ */
@@ -414,11 +420,6 @@ void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_*
 
 /* ---- run.c: one measured run -------------------------------------------- */
 
-/* Process resources around a run (--compare checks that none leak). */
-struct resources {
-	int fds, threads;
-};
-
 /*
  * Output files, opened (and found writable) before anything runs: the
  * sandbox allows no open(2) later. -1 when not asked for.
@@ -443,6 +444,7 @@ struct run {
 	struct timeline *tl;
 	struct results *res;
 	uint64_t *kvm_last; /* KVM's counters at the last records batch */
+	int entered;	    /* a vCPU marked guest_entry (atomic) */
 	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
 	uint64_t image_len;
 	double t_exec;
@@ -451,10 +453,12 @@ struct run {
 	int sandbox; /* install the seccomp filters (not --no-sandbox) */
 	int sandbox_main; /* ... on the main thread too (the last run of a process) */
 	const struct outputs *out;
+	struct env *env; /* completed before the main thread's sandbox */
 };
 
 struct run_opts {
-	double t_exec; /* this run's "exec": main()'s entry for the first run */
+	struct env *env; /* completed before the main thread's sandbox goes on */
+	double t_exec;	 /* this run's "exec": main()'s entry for the first run */
 	const struct outputs *out; /* the sandbox lets the main thread write these */
 	int sandbox_main;	   /* this is the process's last run: sandbox main too */
 	int tables, verbose;	   /* as in struct run */
@@ -511,8 +515,7 @@ void compare_table_print(const struct run_set *lazy, const struct run_set *eager
 			 enum eager_strategy how, FILE *f);
 
 /* ---- experiment.c: one run, --repeat N, --compare, in ABBA order ---------- */
-int experiment_main(const struct config *cfg, const struct env *env,
-		    const struct outputs *o);
+int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
 enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };

@@ -169,7 +169,7 @@ void test_exit_dispatch(void)
 	memcpy(vm->ram.hva + 0x2000, &con, sizeof(con));
 	memcpy(vm->ram.hva + 0x3000, "hello\n", 6);
 	CHECK(out32(MVM_HC_PORT, 0x2000) == VCPU_CONTINUE);
-	CHECK_EQ(console_bytes(run.console), 6);
+	CHECK_EQ(console_counts(run.console).bytes, 6);
 	CHECK(vm->end == END_RUNNING);
 
 	memcpy(vm->ram.hva + 0x2000, &ex, sizeof(ex));
