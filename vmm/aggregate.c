@@ -5,11 +5,6 @@
 
 #include "json.h"
 
-/* The counters the aggregate tables and JSON carry, where KVM publishes them. */
-static const char *const counters[] = { "pf_taken", "exits",	      "io_exits",
-					"pf_fixed", "insn_emulation", "mmu_pte_write" };
-#define PRINTED_COUNTERS 3 /* the first three go in the printed table */
-
 /* Phase `name` of a timeline: when it started and ended (ms since exec), its index. */
 static int phase_at(const struct timeline *tl, const char *name, double *start,
 		    double *end)
@@ -114,8 +109,8 @@ static void print_timeline(const struct run_set *s, FILE *f)
 		s->label, s->n);
 	fprintf(f, "%-18s %10s %10s %-32s %9s", "phase", "start", "end",
 		"duration [min-max]", "IQR");
-	for (unsigned k = 0; k < PRINTED_COUNTERS; k++)
-		fprintf(f, " %14s", counters[k]);
+	for (unsigned k = 0; k < timeline_ncounters; k++)
+		fprintf(f, " %14s", timeline_counters[k]);
 	fputc('\n', f);
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
 		const char *name = timeline_phase(tl, i, &t, NULL);
@@ -127,8 +122,8 @@ static void print_timeline(const struct run_set *s, FILE *f)
 		fprintf(f, "%-18s %10s %10s %-32s %9s", name, fmt_value(a, st.median, 3),
 			fmt_value(b, en.median, 3), fmt_spread(c, &du, 3),
 			du.n >= 5 ? fmt_value(d, du.q3 - du.q1, 3) : "-");
-		for (unsigned k = 0; k < PRINTED_COUNTERS; k++) {
-			phase_spread(s, name, COUNTER, counters[k], &ct);
+		for (unsigned k = 0; k < timeline_ncounters; k++) {
+			phase_spread(s, name, COUNTER, timeline_counters[k], &ct);
 			fprintf(f, " %14s", ct.n ? fmt_value(a, ct.median, 0) : "-");
 		}
 		fputc('\n', f);
@@ -225,10 +220,10 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		phase_spread(s, name, DURATION, NULL, &sp);
 		spread_write_json(&sp, j, "dur_ms");
 		json_begin_object(j, "counters");
-		for (size_t k = 0; k < ARRAY_SIZE(counters); k++) {
-			phase_spread(s, name, COUNTER, counters[k], &sp);
+		for (size_t k = 0; k < timeline_ncounters; k++) {
+			phase_spread(s, name, COUNTER, timeline_counters[k], &sp);
 			if (sp.n)
-				spread_write_json(&sp, j, counters[k]);
+				spread_write_json(&sp, j, timeline_counters[k]);
 		}
 		json_end_object(j);
 		json_end_object(j);

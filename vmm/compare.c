@@ -164,7 +164,7 @@ void verdict_write_json(const struct verdict *v, struct json *j)
 		json_string(j, "sooner", v->sooner);
 		json_bool(j, "sooner_conclusive", v->sooner_conclusive);
 		json_double(j, "touched_bytes", v->touched_bytes);
-		json_double(j, "ram_bytes", v->ram_bytes);
+		json_u64(j, "ram_bytes", (uint64_t)v->ram_bytes);
 		spread_write_json(&v->break_even, j, "break_even_fraction");
 		json_u64(j, "pairs_never_break_even", v->never);
 	}

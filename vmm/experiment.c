@@ -124,9 +124,11 @@ static void one_line(const struct run *r, int status, FILE *f)
 
 	run_summary(r, &s);
 	fprintf(f,
-		"  status %d (%s): setup %s ms, eager %s ms, first useful work %s ms, total %s ms\n",
+		"  status %d (%s): setup %s ms, %s%s%s, first useful work %s ms, total %s ms\n",
 		status, vm_end_reason(&r->vm), fmt_value(a, s.setup_ms, 1),
-		s.eager_ms >= 0 ? fmt_value(b, s.eager_ms, 1) : "-",
+		s.eager_ms >= 0 ? "eager " : "no eager",
+		s.eager_ms >= 0 ? fmt_value(b, s.eager_ms, 1) : "",
+		s.eager_ms >= 0 ? " ms" : "",
 		s.first_useful_work_ms >= 0 ? fmt_value(c, s.first_useful_work_ms, 1)
 					    : "-",
 		fmt_value(d, s.total_ms, 1));

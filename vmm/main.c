@@ -96,6 +96,8 @@ int main(int argc, char **argv)
 	 * the vCPU threads' filter forbids. Same buffering glibc would choose.
 	 */
 	setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+	/* "minivmm ... | head": a closed stdout must not kill the run before its results are written. */
+	signal(SIGPIPE, SIG_IGN);
 	if (open_outputs(&cfg, &o))
 		return EXIT_USAGE;
 	if (env_start(&cfg, &env))

@@ -82,7 +82,7 @@ void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 		const struct mvm_rec_sweep *t = &all[i], *dm;
 		int flat = t->workload == MVM_WL_FLAT, started = 0;
 		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES],
-			g[FMT_BYTES];
+			g[FMT_BYTES], seed[3 * FMT_BYTES];
 
 		/* The table shows the all-vCPU record of a --parallel batch, else vCPU 0's. */
 		if (t->vcpu != (parallel ? MVM_VCPU_ALL : 0))
@@ -100,9 +100,11 @@ void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 		if (t->mode != MVM_MODE_POPULATE)
 			continue; /* the row is printed when its populate cell comes */
 		dm = report_table_rec(res, t, MVM_MODE_DEMAND);
-		fprintf(f, "%4u %-6s %-6s | %-12s %-9s | %-14s %s\n", t->size_mib,
-			secs(res, a, dm, dm ? dm->touch_cycles : 0),
-			secs(res, b, t, t->touch_cycles),
+		/* The seed's own line first, then padded so the '|' columns line up. */
+		snprintf(seed, sizeof(seed), "%4u %-6s %-6s", t->size_mib,
+			 secs(res, a, dm, dm ? dm->touch_cycles : 0),
+			 secs(res, b, t, t->touch_cycles));
+		fprintf(f, "%-20s | %-12s %-9s | %-14s %s\n", seed,
 			secs(res, c, dm, dm ? dm->map_cycles : 0),
 			secs(res, d, t, t->map_cycles),
 			secs(res, e, dm, dm ? dm->unmap_cycles : 0),

@@ -390,6 +390,7 @@ void run_summary(const struct run *r, struct tl_summary *s)
 	if (eager_strategy(r->eager) == EAGER_TOUCH && n)
 		eager_ms = results_seconds(r->res, t[n - 1].cycles) * MSEC_PER_SEC;
 	timeline_summary(r->tl, eager_ms, s);
+	s->eager_in_guest = eager_strategy(r->eager) == EAGER_TOUCH;
 }
 
 static void report_unclaimed(const char *what, const struct io_bus *bus, FILE *f)

@@ -177,9 +177,10 @@ const char *timeline_phase(const struct timeline *tl, unsigned i, double *t, int
 	return tl->p[i].name;
 }
 
-/* The counters shown in the table, where KVM publishes them. */
-static const char *const key_stats[] = { "exits",    "io_exits",       "pf_taken",
-					 "pf_fixed", "insn_emulation", "mmu_pte_write" };
+/* The counters every table shows, in this order, where KVM publishes them. */
+const char *const timeline_counters[] = { "exits",    "io_exits",	"pf_taken",
+					  "pf_fixed", "insn_emulation", "mmu_pte_write" };
+const unsigned timeline_ncounters = ARRAY_SIZE(timeline_counters);
 
 /* Counter k's delta over phase i (from the previous phase that has counters). */
 static int delta(const struct timeline *tl, unsigned i, unsigned k, uint64_t *out)
@@ -223,7 +224,7 @@ void timeline_summary(const struct timeline *tl, double eager_ms, struct tl_summ
 void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f)
 {
 	double exec = timeline_time(tl, "exec");
-	int idx[ARRAY_SIZE(key_stats)];
+	int idx[ARRAY_SIZE(timeline_counters)];
 	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
 
 	fprintf(f,
@@ -231,10 +232,10 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 	fprintf(f,
 		"(ms since exec; KVM counters during the phase, all vCPUs; - = not measured)\n");
 	fprintf(f, "%-18s %10s %10s %10s", "phase", "start", "end", "duration");
-	for (size_t k = 0; k < ARRAY_SIZE(key_stats); k++) {
-		idx[k] = kvmstats_index(tl->stats, key_stats[k]);
+	for (size_t k = 0; k < ARRAY_SIZE(timeline_counters); k++) {
+		idx[k] = kvmstats_index(tl->stats, timeline_counters[k]);
 		if (idx[k] >= 0)
-			fprintf(f, " %14s", key_stats[k]);
+			fprintf(f, " %14s", timeline_counters[k]);
 	}
 	fputc('\n', f);
 	for (unsigned i = 1; i < tl->n; i++) {
@@ -245,7 +246,7 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 
 		fprintf(f, "%-18s %10s %10s %10s", p->name, fmt_value(a, t0, 3),
 			fmt_value(b, t1, 3), fmt_value(c, t1 - t0, 3));
-		for (size_t k = 0; k < ARRAY_SIZE(key_stats); k++) {
+		for (size_t k = 0; k < ARRAY_SIZE(timeline_counters); k++) {
 			if (idx[k] < 0)
 				continue;
 			if (delta(tl, i, (unsigned)idx[k], &d))
@@ -256,7 +257,10 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 		fputc('\n', f);
 	}
 	fprintf(f, "setup: %s ms (", fmt_value(a, s->setup_ms, 1));
-	if (s->eager_ms >= 0)
+	if (s->eager_ms >= 0 && s->eager_in_guest)
+		fprintf(f, "eager in the guest, not in setup: %s ms of workload_start",
+			fmt_value(b, s->eager_ms, 1));
+	else if (s->eager_ms >= 0)
 		fprintf(f, "eager %s ms", fmt_value(b, s->eager_ms, 1));
 	else
 		fprintf(f, "no eager");

@@ -321,6 +321,8 @@ void timeline_mark_at(struct timeline *tl, const char *name, double t, int guest
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
 void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
 const char *timeline_guest_mark_name(uint32_t mark);
+extern const char *const timeline_counters[]; /* the counters every table shows */
+extern const unsigned timeline_ncounters;
 double timeline_time(const struct timeline *tl, const char *name); /* 0 if not reached */
 unsigned timeline_count(const struct timeline *tl);
 /* Phase i: its name, when it ended, whether the guest marked it. */
@@ -328,9 +330,14 @@ const char *timeline_phase(const struct timeline *tl, unsigned i, double *t, int
 /* Counter `name` during phase i (since the previous phase with counters). 0 if unknown. */
 int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
 		   uint64_t *out);
-/* Milliseconds; negative: not measured (no eager, no first useful work mark). */
+/*
+ * Milliseconds; negative: not measured (no eager, no first useful work
+ * mark). eager_in_guest: --eager=touch, paid inside the workload's start,
+ * not in setup.
+ */
 struct tl_summary {
 	double setup_ms, eager_ms, first_useful_work_ms, total_ms, first_pass_ms;
+	int eager_in_guest;
 };
 void timeline_summary(const struct timeline *tl, double eager_ms, struct tl_summary *s);
 void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f);
