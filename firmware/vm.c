@@ -117,14 +117,17 @@ static void return_fault_pages(uint32_t cpu)
 	fst->next = fst->end = fst->counted = 0;
 }
 
+/* Copied out after the lock is dropped: writing *out may fault (a demand page). */
 void vm_stats(struct fw_stats *out)
 {
 	uint32_t cpu = this_cpu();
+	struct fw_stats st;
 
 	lock();
 	account(cpu);
-	*out = fw_stats[cpu];
+	st = fw_stats[cpu];
 	unlock();
+	*out = st;
 }
 
 /* Demand: page tables for [start, end); a fault then writes just its PTE. */
