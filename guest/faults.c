@@ -71,7 +71,8 @@ static uint64_t faults_since(struct fw_stats *from)
 int demand_paths_main(int argc, const char *const *argv, const struct fw_info *info)
 {
 	volatile char *a = mmap_anon(3 * PAGE, 0), *b = mmap_anon(PAGE, 0);
-	struct fw_stats s, *in_a = (struct fw_stats *)(a + PAGE), *in_b = (struct fw_stats *)b;
+	struct fw_stats s, *in_a = (struct fw_stats *)(a + PAGE),
+			   *in_b = (struct fw_stats *)b;
 	uint64_t n[4];
 
 	(void)argc;
@@ -91,7 +92,8 @@ int demand_paths_main(int argc, const char *const *argv, const struct fw_info *i
 	n[3] = faults_since(&s);
 	if (n[0] != 1 || n[1] != 1 || n[2] != 1 || n[3] != 1 || a[2 * PAGE + 5] != 7 ||
 	    in_a->page_faults + 1 != in_b->page_faults)
-		FAIL("faults counted: %lu %lu %lu %lu (want 1 each)", n[0], n[1], n[2], n[3]);
+		FAIL("faults counted: %lu %lu %lu %lu (want 1 each)", n[0], n[1], n[2],
+		     n[3]);
 	if (munmap((void *)a, 3 * PAGE) || munmap((void *)b, PAGE))
 		FAIL("munmap failed");
 	n[0] = s.pages_freed;
@@ -154,7 +156,8 @@ int fault_mix_main(int argc, const char *const *argv, const struct fw_info *info
 	if (s1.pfn_sum - s0.pfn_sum != s2.pfn_sum - s1.pfn_sum)
 		FAIL("the second pass got other pages (pfn_sum %lu, first pass %lu)",
 		     s2.pfn_sum - s1.pfn_sum, s1.pfn_sum - s0.pfn_sum);
-	printf("fault-mix: %u pages mapped in turn, unmapped, mapped again: the same pages\n",
+	printf("fault-mix: %u pages mapped in turn, unmapped, mapped again: the same "
+	       "pages\n",
 	       3 * MIX_PAGES);
 	return 0;
 }
