@@ -191,3 +191,46 @@ int smp_unmap_main(const struct ctx *c)
 	p[PAGE] = 1;
 	return 0;
 }
+
+/*
+ * smp-orphan (2 vCPUs): vCPU 1 faults in vCPU 0's mapping, vCPU 0 unmaps
+ * it, then vCPU 1 maps, touches and unmaps one of its own: every page of
+ * that one must be freed (it is unmapped from its log of pages).
+ */
+int smp_orphan_main(const struct ctx *c)
+{
+	static struct barrier bar;
+	static volatile char *volatile p;
+	struct fw_stats s0, s1;
+	volatile char *q;
+
+	if (c->info->vcpus != 2)
+		FAIL("smp-orphan needs --vcpus 2");
+	if (c->cpu == 0 && !(p = mmap_anon(16 * PAGE, 0)))
+		FAIL("mmap failed");
+	barrier_wait(&bar, 2);
+	if (c->cpu == 1) {
+		p[0] = 1;
+		get_stats(&s0);
+	}
+	barrier_wait(&bar, 2);
+	if (c->cpu == 0 && munmap((void *)p, 16 * PAGE))
+		FAIL("munmap failed");
+	barrier_wait(&bar, 2);
+	if (c->cpu == 1) {
+		get_stats(&s0);
+		if (!(q = mmap_anon(16 * PAGE, 0)))
+			FAIL("mmap failed");
+		for (int i = 0; i < 16; i++)
+			q[i * PAGE] = 1;
+		if (munmap((void *)q, 16 * PAGE))
+			FAIL("munmap failed");
+		get_stats(&s1);
+		if (s1.pages_freed - s0.pages_freed != 16)
+			FAIL("vCPU 1 freed %lu of its 16 pages",
+			     s1.pages_freed - s0.pages_freed);
+		printf("smp-orphan: vCPU 1 freed its 16 pages\n");
+	}
+	barrier_wait(&bar, 2);
+	return 0;
+}

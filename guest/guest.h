@@ -78,5 +78,6 @@ int demand_paths_main(int argc, const char *const *argv, const struct fw_info *i
 int munmap_remap_main(int argc, const char *const *argv, const struct fw_info *info);
 int fault_mix_main(int argc, const char *const *argv, const struct fw_info *info);
 int smp_unmap_main(const struct ctx *c);
+int smp_orphan_main(const struct ctx *c);
 
 #endif /* GUEST_H */

@@ -132,6 +132,7 @@ const struct workload test_workloads[] = {
 	{ "demand-paths", "demand-paths", demand_paths_main, NULL },
 	{ "fault-mix", "fault-mix", fault_mix_main, NULL },
 	{ "smp-unmap", "smp-unmap   (--vcpus 2)", NULL, smp_unmap_main },
+	{ "smp-orphan", "smp-orphan   (--vcpus 2)", NULL, smp_orphan_main },
 	{ "assert", "assert", assert_main, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -8,6 +8,8 @@ expect fault-mix 0 '' '^fault-mix: 192 pages .*: the same pages$' -- \
 	$MINIVMM --mem 64M $GUEST -- fault-mix
 expect munmap-remap 4 'fault address 0x100000001000' 'past the new mapping' -- \
 	$MINIVMM --mem 64M $GUEST -- munmap-remap
+expect smp-orphan 0 '' '^smp-orphan: vCPU 1 freed its 16 pages$' -- \
+	$MINIVMM --mem 64M --vcpus 2 --timeout 20 $GUEST -- smp-orphan
 expect smp-unmap 4 'vCPU 1: .*fault address 0x100000001000' 'vCPU 1 touching unmapped' -- \
 	$MINIVMM --mem 64M --vcpus 2 --timeout 20 $GUEST -- smp-unmap
 
