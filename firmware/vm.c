@@ -92,14 +92,14 @@ static void account(uint32_t cpu)
 	uint64_t n = (fst->next - fst->counted) / PAGE_SIZE,
 		 first = fst->counted >> PAGE_SHIFT;
 
-	if (!n)
-		return;
-	st->page_faults += n;
-	st->pages_mapped += n;
-	st->pfn_sum += n * first + n * (n - 1) / 2;
-	if (fst->len && !fst->orphaned)
-		log_pages(&maps[fst->map], cpu, fst->counted & PTE_ADDR, n);
-	fst->orphaned = 0;
+	if (n) {
+		st->page_faults += n;
+		st->pages_mapped += n;
+		st->pfn_sum += n * first + n * (n - 1) / 2;
+		if (fst->len && !fst->orphaned)
+			log_pages(&maps[fst->map], cpu, fst->counted & PTE_ADDR, n);
+	}
+	fst->orphaned = 0; /* it only ever concerns the pages up to now */
 	fst->counted = fst->next;
 }
 
@@ -117,14 +117,17 @@ static void return_fault_pages(uint32_t cpu)
 	fst->next = fst->end = fst->counted = 0;
 }
 
+/* Copied out after the lock is dropped: writing *out may fault (a demand page). */
 void vm_stats(struct fw_stats *out)
 {
 	uint32_t cpu = this_cpu();
+	struct fw_stats st;
 
 	lock();
 	account(cpu);
-	*out = fw_stats[cpu];
+	st = fw_stats[cpu];
 	unlock();
+	*out = st;
 }
 
 /* Demand: page tables for [start, end); a fault then writes just its PTE. */
@@ -196,7 +199,10 @@ long vm_mmap(uint64_t len, uint64_t flags)
 		unlock();
 		return -FW_ENOMEM;
 	}
-	*m = (struct mapping){ .start = at, .end = at + len, .owner = this_cpu() };
+	m->start = at; /* field by field: runs[] need not be cleared */
+	m->end = at + len;
+	m->owner = this_cpu();
+	m->nruns = 0;
 	unlock();
 	if (flags & FW_MAP_POPULATE)
 		populate(m);

@@ -72,5 +72,12 @@ int hello_main(int argc, const char *const *argv, const struct fw_info *info);
 int sweep_main(const struct ctx *c);
 int flat_main(const struct ctx *c);
 extern const struct workload test_workloads[];
+/* faults.c: workloads of the demand-fault paths (listed in test_workloads) */
+int demand_main(int argc, const char *const *argv, const struct fw_info *info);
+int demand_paths_main(int argc, const char *const *argv, const struct fw_info *info);
+int munmap_remap_main(int argc, const char *const *argv, const struct fw_info *info);
+int fault_mix_main(int argc, const char *const *argv, const struct fw_info *info);
+int smp_unmap_main(const struct ctx *c);
+int smp_orphan_main(const struct ctx *c);
 
 #endif /* GUEST_H */

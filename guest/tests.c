@@ -67,66 +67,6 @@ static int munmap_touch_main(int argc, const char *const *argv,
 	return 0;
 }
 
-/* munmap-remap: unmap 2 pages, map 1 at the same address, touch past it (must fault). */
-static int munmap_remap_main(int argc, const char *const *argv,
-			     const struct fw_info *info)
-{
-	volatile char *p = mmap_anon(2 * 4096, 0), *q;
-
-	(void)argc;
-	(void)argv;
-	(void)info;
-	if (!p)
-		FAIL("mmap failed");
-	p[0] = p[4096] = 1;
-	if (munmap((void *)p, 2 * 4096))
-		FAIL("munmap failed");
-	q = mmap_anon(4096, 0);
-	if (q != p)
-		FAIL("mmap did not reuse %p (got %p)", (void *)p, (void *)q);
-	q[0] = 1;
-	printf("touching %p past the new mapping\n", (void *)(q + 4096));
-	q[4096] = 2;
-	return 0;
-}
-
-/*
- * demand-paths: the demand faults other than a CPL3 write, each checked by
- * the firmware's counters: a CPL3 read (the page reads as zero), a CPL0
- * write (a system call filling an untouched page), a CPL3 write.
- */
-static int demand_paths_main(int argc, const char *const *argv,
-			     const struct fw_info *info)
-{
-	volatile char *p = mmap_anon(3 * 4096, 0);
-	struct fw_stats s0, s1, *in_page;
-
-	(void)argc;
-	(void)argv;
-	(void)info;
-	if (!p)
-		FAIL("mmap failed");
-	get_stats(&s0);
-	if (p[100] != 0)
-		FAIL("an untouched demand page reads %d", p[100]);
-	in_page = (struct fw_stats *)(p + 4096);
-	get_stats(in_page); /* counted before the fault its copy-out takes */
-	p[2 * 4096 + 5] = 7;
-	get_stats(&s1);
-	if (in_page->page_faults - s0.page_faults != 1 ||
-	    s1.page_faults - s0.page_faults != 3 || p[2 * 4096 + 5] != 7)
-		FAIL("faults counted: %lu after the read, %lu in all (want 1, 3)",
-		     in_page->page_faults - s0.page_faults,
-		     s1.page_faults - s0.page_faults);
-	if (munmap((void *)p, 3 * 4096))
-		FAIL("munmap failed");
-	get_stats(&s0);
-	printf("demand-paths: CPL3 read, CPL0 write, CPL3 write: 3 faults, %lu pages "
-	       "freed\n",
-	       s0.pages_freed - s1.pages_freed);
-	return 0;
-}
-
 /* assert: a guest-detected failure (the abort path from CPL3). */
 static int assert_main(int argc, const char *const *argv, const struct fw_info *info)
 {
@@ -134,30 +74,6 @@ static int assert_main(int argc, const char *const *argv, const struct fw_info *
 	(void)argv;
 	(void)info;
 	FAIL("deliberate failure for the test suite");
-}
-
-/* demand PAGES: map PAGES pages on demand and touch each once (a fault apiece), no unmap. */
-static int demand_main(int argc, const char *const *argv, const struct fw_info *info)
-{
-	struct fw_stats s0, s1;
-	uint64_t pages, t0, t1, ns;
-	volatile char *p;
-
-	if (argc != 2 || parse_u64(argv[1], &pages) || pages == 0)
-		FAIL("usage: demand PAGES");
-	p = mmap_anon(pages * 4096, 0);
-	if (!p)
-		FAIL("mmap of %lu pages failed", pages);
-	get_stats(&s0);
-	t0 = rdtsc();
-	for (uint64_t i = 0; i < pages; i++)
-		p[i * 4096] = 1;
-	t1 = rdtsc();
-	get_stats(&s1);
-	ns = (t1 - t0) * 1000000 / info->tsc_khz / pages;
-	printf("demand: %lu pages, %lu guest faults, %lu.%lu us per page\n", pages,
-	       s1.page_faults - s0.page_faults, ns / 1000, ns % 1000 / 100);
-	return 0;
 }
 
 /* flood MIB: print MIB of console output (the VMM keeps at most 16 MiB). */
@@ -214,6 +130,9 @@ const struct workload test_workloads[] = {
 	{ "munmap-touch", "munmap-touch", munmap_touch_main, NULL },
 	{ "munmap-remap", "munmap-remap", munmap_remap_main, NULL },
 	{ "demand-paths", "demand-paths", demand_paths_main, NULL },
+	{ "fault-mix", "fault-mix", fault_mix_main, NULL },
+	{ "smp-unmap", "smp-unmap   (--vcpus 2)", NULL, smp_unmap_main },
+	{ "smp-orphan", "smp-orphan   (--vcpus 2)", NULL, smp_orphan_main },
 	{ "assert", "assert", assert_main, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -2,10 +2,16 @@
 # KVM's counters per fault (deterministic there) stay where docs/fault-path.md
 # says: 2 emulated stores (mmu_pte_write) and 19 (one vCPU) or 23 emulated
 # instructions.
-expect demand-paths 0 '' '^demand-paths: CPL3 read, CPL0 write, CPL3 write: 3 faults, 3 pages freed$' -- \
+expect demand-paths 0 '' '^demand-paths: .*: 4 faults, 4 pages freed$' -- \
 	$MINIVMM --mem 64M $GUEST -- demand-paths
+expect fault-mix 0 '' '^fault-mix: 192 pages .*: the same pages$' -- \
+	$MINIVMM --mem 64M $GUEST -- fault-mix
 expect munmap-remap 4 'fault address 0x100000001000' 'past the new mapping' -- \
 	$MINIVMM --mem 64M $GUEST -- munmap-remap
+expect smp-orphan 0 '' '^smp-orphan: vCPU 1 freed its 16 pages$' -- \
+	$MINIVMM --mem 64M --vcpus 2 --timeout 20 $GUEST -- smp-orphan
+expect smp-unmap 4 'vCPU 1: .*fault address 0x100000001000' 'vCPU 1 touching unmapped' -- \
+	$MINIVMM --mem 64M --vcpus 2 --timeout 20 $GUEST -- smp-unmap
 
 # Per fault: (demand 512 - demand 256) / 256, the workload's fixed work
 # cancelled; with one vCPU (entry.S's plain-store variant) and with two
