@@ -82,6 +82,9 @@ void bootinfo_parse(const void *fdt)
 
 		fw_boot.eager_touch = e && len == sizeof(MVM_FDT_EAGER_TOUCH) &&
 				      !strcmp(e, MVM_FDT_EAGER_TOUCH);
+		e = fdt_getprop(fdt, node, MVM_FDT_PAGING, &len);
+		fw_boot.tdp = e && len == sizeof(MVM_FDT_PAGING_TDP) &&
+			      !strcmp(e, MVM_FDT_PAGING_TDP);
 	}
 	parse_args(fdt, node);
 }

@@ -3,7 +3,8 @@
 
 static struct cpu cpus[FW_MAX_VCPUS];
 static uint64_t idt[256][2];
-extern char trap_stubs[], pf_entry_smp[], pf_entry_up[];
+extern char trap_stubs[], pf_entry_smp[], pf_entry_up[], pf_entry_smp_tdp[],
+	pf_entry_up_tdp[];
 
 struct __attribute__((packed)) dtr {
 	uint16_t limit;
@@ -56,23 +57,33 @@ void idt_load(void)
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
+static void set_gate(int v, uint64_t h, uint64_t ist)
+{
+	uint64_t dpl = v == FW_SYSCALL_VECTOR ? 3 : 0;
+
+	idt[v][0] = (h & 0xffff) | (uint64_t)MVM_SEL_KCODE << 16 | ist << 32 |
+		    (0x8eULL | dpl << 5) << 40 | ((h >> 16) & 0xffff) << 48;
+	idt[v][1] = h >> 32;
+}
+
 /*
  * #PF enters entry.S's fast path, on its own stack (IST1), in the variant
- * for the number of vCPUs: one vCPU needs no atomic PTE update.
+ * for the number of vCPUs (one vCPU needs no atomic PTE update) and the
+ * paging (where its registers are cheapest to keep). Before the boot info
+ * is read, the shadow-paging variant: it works everywhere.
  */
+void idt_pf_variant(uint32_t vcpus, int tdp)
+{
+	char *h = tdp ? (vcpus == 1 ? pf_entry_up_tdp : pf_entry_smp_tdp)
+		      : (vcpus == 1 ? pf_entry_up : pf_entry_smp);
+
+	set_gate(14, (uintptr_t)h, 1);
+}
+
 void idt_init(uint32_t vcpus)
 {
-	for (int v = 0; v < 256; v++) {
-		uint64_t h = (uintptr_t)trap_stubs + 16 * (uint64_t)v;
-		uint64_t dpl = v == FW_SYSCALL_VECTOR ? 3 : 0, ist = 0;
-
-		if (v == 14) {
-			h = (uintptr_t)(vcpus == 1 ? pf_entry_up : pf_entry_smp);
-			ist = 1;
-		}
-		idt[v][0] = (h & 0xffff) | (uint64_t)MVM_SEL_KCODE << 16 | ist << 32 |
-			    (0x8eULL | dpl << 5) << 40 | ((h >> 16) & 0xffff) << 48;
-		idt[v][1] = h >> 32;
-	}
+	for (int v = 0; v < 256; v++)
+		set_gate(v, (uintptr_t)trap_stubs + 16 * (uint64_t)v, 0);
+	idt_pf_variant(vcpus, 0);
 	idt_load();
 }

@@ -68,48 +68,91 @@ trap_stubs:
  * Anything else (no page left, outside the window, PTE no longer empty)
  * restores the registers and takes the general path into vm_fault().
  */
-.macro PF_FAST smp
+.macro PF_FAST smp stack
+	.if \stack
+	push %rdx
+	push %rcx
+	.if \smp
+	push %rax
+	.endif
+	.set OFF, PF_FRAME_BYTES + 8 * (2 + \smp)
+	.else
 	mov %rdx, %dr0
+	.set OFF, PF_FRAME_BYTES
+	.endif
 	mov %cr2, %rdx
-	sub PF_FRAME_BYTES + PFS_LO(%rsp), %rdx
-	cmp PF_FRAME_BYTES + PFS_LEN(%rsp), %rdx
+	sub OFF + PFS_LO(%rsp), %rdx
+	cmp OFF + PFS_LEN(%rsp), %rdx
 	jae 3f
+	.if !\stack
 	mov %rcx, %dr1
-	mov PF_FRAME_BYTES + PFS_NEXT(%rsp), %rcx
-	cmp PF_FRAME_BYTES + PFS_END(%rsp), %rcx
+	.endif
+	mov OFF + PFS_NEXT(%rsp), %rcx
+	cmp OFF + PFS_END(%rsp), %rcx
 	jae 2f
 	shr $9, %rdx
 	and $-8, %rdx
-	add PF_FRAME_BYTES + PFS_PTE_LO(%rsp), %rdx	/* &PTE(CR2) */
+	add OFF + PFS_PTE_LO(%rsp), %rdx	/* &PTE(CR2) */
 	.if \smp
+	.if !\stack
 	mov %rax, %dr2
+	.endif
 	xor %eax, %eax
 	lock cmpxchg %rcx, (%rdx)
 	jne 1f
 	.else
 	mov %rcx, (%rdx)
 	.endif
-	addq $4096, PF_FRAME_BYTES + PFS_NEXT(%rsp)
+	addq $4096, OFF + PFS_NEXT(%rsp)
+	.if \stack
+	.if \smp
+	pop %rax
+	.endif
+	pop %rcx
+	pop %rdx
+	.else
 	.if \smp
 	mov %dr2, %rax
 	.endif
 	mov %dr1, %rcx
 	mov %dr0, %rdx
+	.endif
 	add $8, %rsp			/* the error code */
 	iretq
+	.if \stack
+1:
+2:
+3:
+	.if \smp
+	pop %rax
+	.endif
+	pop %rcx
+	pop %rdx
+	.else
 	.if \smp
 1:	mov %dr2, %rax
 	.endif
 2:	mov %dr1, %rcx
 3:	mov %dr0, %rdx
+	.endif
 	jmp trap_stubs + 14 * 16	/* the general #PF stub */
 .endm
 
-	.globl pf_entry_smp, pf_entry_up
+/*
+ * Shadow paging (PVM): registers in debug registers, as above. EPT/NPT: the
+ * handler runs natively, where a push costs nothing and a debug-register
+ * access is an exit (KVM intercepts them again after every exit), so the
+ * registers go on the stack. The boot info says which (minivmm,paging).
+ */
+	.globl pf_entry_smp, pf_entry_up, pf_entry_smp_tdp, pf_entry_up_tdp
 pf_entry_smp:
-	PF_FAST 1
+	PF_FAST 1 0
 pf_entry_up:
-	PF_FAST 0
+	PF_FAST 0 0
+pf_entry_smp_tdp:
+	PF_FAST 1 1
+pf_entry_up_tdp:
+	PF_FAST 0 1
 
 trap_common:
 	push %r11

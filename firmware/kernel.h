@@ -113,6 +113,7 @@ struct boot {
 	uint32_t vcpus;
 	uint32_t tsc_khz;
 	int eager_touch;
+	int tdp; /* the VMM says the second level is EPT/NPT, not shadow paging */
 	int argc;
 	const char *argv[FW_MAX_ARGS + 1];
 	char argbuf[FW_ARGBUF_BYTES];
@@ -131,8 +132,9 @@ void hc_mark(uint32_t mark, uint64_t tsc);
 
 /* cpu.c */
 void cpu_init(uint32_t index);
-void idt_init(uint32_t vcpus); /* build and load (vCPU 0) */
-void idt_load(void);	       /* load the IDT vCPU 0 built */
+void idt_init(uint32_t vcpus);		      /* build and load (vCPU 0) */
+void idt_pf_variant(uint32_t vcpus, int tdp); /* the #PF fast path for the paging */
+void idt_load(void);			      /* load the IDT vCPU 0 built */
 
 /* bootinfo.c: parse the FDT at `fdt`; aborts the guest on malformed input. */
 void bootinfo_parse(const void *fdt);

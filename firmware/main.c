@@ -27,6 +27,7 @@ void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus)
 		idt_init((uint32_t)ncpus);
 		bootinfo_parse(fdt);
 		FW_ASSERT(ncpus == fw_boot.vcpus);
+		idt_pf_variant(fw_boot.vcpus, fw_boot.tdp);
 		pmm_init((uintptr_t)_end, fw_boot.mem_bytes);
 		paging_init();
 		for (uint32_t i = 0; i < fw_boot.vcpus; i++) {

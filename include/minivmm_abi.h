@@ -30,7 +30,8 @@
  *   /chosen { bootargs = "args joined by spaces";
  *             minivmm,args = "arg0", "arg1", ...  (exact, may be absent);
  *             minivmm,tsc-khz = <u32>;
- *             minivmm,eager = "touch"  (only with --eager=touch); }
+ *             minivmm,eager = "touch"  (only with --eager=touch);
+ *             minivmm,paging = "tdp" or "shadow"  (what KVM uses; optional); }
  *
  * Hypercalls: the guest writes, with one 32-bit OUT to MVM_HC_PORT, the GPA
  * of an argument struct that starts with struct mvm_hc_hdr. The struct must
@@ -62,16 +63,19 @@
 #define MVM_GUEST_ARGS_BYTES 2048   /* minivmm,args length, NULs included */
 
 /* Boot-info node and property names: the VMM writes them, the firmware reads them. */
-#define MVM_FDT_COMPATIBLE  "minivmm"
-#define MVM_FDT_ABI_VERSION "minivmm,abi-version"
-#define MVM_FDT_MEMORY	    "memory@0" /* node names, children of the root */
-#define MVM_FDT_CPUS	    "cpus"
-#define MVM_FDT_CHOSEN	    "chosen"
-#define MVM_FDT_BOOTARGS    "bootargs"
-#define MVM_FDT_ARGS	    "minivmm,args"
-#define MVM_FDT_TSC_KHZ	    "minivmm,tsc-khz"
-#define MVM_FDT_EAGER	    "minivmm,eager"
-#define MVM_FDT_EAGER_TOUCH "touch"
+#define MVM_FDT_COMPATIBLE    "minivmm"
+#define MVM_FDT_ABI_VERSION   "minivmm,abi-version"
+#define MVM_FDT_MEMORY	      "memory@0" /* node names, children of the root */
+#define MVM_FDT_CPUS	      "cpus"
+#define MVM_FDT_CHOSEN	      "chosen"
+#define MVM_FDT_BOOTARGS      "bootargs"
+#define MVM_FDT_ARGS	      "minivmm,args"
+#define MVM_FDT_TSC_KHZ	      "minivmm,tsc-khz"
+#define MVM_FDT_EAGER	      "minivmm,eager"
+#define MVM_FDT_EAGER_TOUCH   "touch"
+#define MVM_FDT_PAGING	      "minivmm,paging" /* how the second level is built: */
+#define MVM_FDT_PAGING_TDP    "tdp"	       /* EPT/NPT */
+#define MVM_FDT_PAGING_SHADOW "shadow"	       /* shadow paging (PVM, ept=0, npt=0) */
 
 /* Hypercall numbers (struct mvm_hc_hdr.nr); MVM_HC_LIST below names each one's struct. */
 #define MVM_HC_CONSOLE 1 /* struct mvm_hc_console */

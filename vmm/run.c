@@ -244,6 +244,7 @@ static void place_guest(struct run *r)
 			       .vcpus = vm->nvcpus,
 			       .tsc_khz = vm->plat.tsc_khz,
 			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
+			       .tdp = vm->plat.tdp,
 			       .argc = cfg->guest_argc,
 			       .argv = cfg->guest_argv };
 	char err[256];

@@ -260,6 +260,7 @@ struct bootinfo {
 	unsigned vcpus;
 	uint32_t tsc_khz;
 	int eager_touch;
+	int tdp; /* KVM builds the second level with EPT/NPT */
 	int argc;
 	char **argv;
 };

@@ -15,7 +15,13 @@ void test_bootinfo_fdt(void)
 	const char *s;
 	int node, len, n = 0, sub;
 
-	struct bootinfo bi = { 3ULL << 30, 3, 2596136, 1, 4, argv };
+	struct bootinfo bi = { .mem_bytes = 3ULL << 30,
+			       .vcpus = 3,
+			       .tsc_khz = 2596136,
+			       .eager_touch = 1,
+			       .tdp = 1,
+			       .argc = 4,
+			       .argv = argv };
 	char err[128];
 
 	CHECK(bootinfo_build(buf, sizeof(buf), &bi, err, sizeof(err)) == 0);
@@ -49,7 +55,9 @@ void test_bootinfo_fdt(void)
 	/* No arguments: no list, empty bootargs. Too small a buffer: an error, not a crash. */
 	s = fdt_getprop(buf, node, "minivmm,eager", NULL);
 	CHECK(s && !strcmp(s, "touch"));
-	bi = (struct bootinfo){ 1ULL << 30, 1, 1, 0, 0, NULL };
+	s = fdt_getprop(buf, node, "minivmm,paging", NULL);
+	CHECK(s && !strcmp(s, "tdp"));
+	bi = (struct bootinfo){ .mem_bytes = 1ULL << 30, .vcpus = 1, .tsc_khz = 1 };
 	CHECK(bootinfo_build(buf, sizeof(buf), &bi, err, sizeof(err)) == 0);
 	node = fdt_path_offset(buf, "/chosen");
 	CHECK(fdt_getprop(buf, node, "minivmm,args", NULL) == NULL);
