@@ -62,6 +62,7 @@ struct eager {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned done; /* threads finished */
+	int released;  /* every thread exists: populating may start */
 	int go;	       /* vCPU threads may enter the guest */
 	double t_start, t_end;
 	/* Guest RAM resident on the host (mincore) before and after: what eager itself did. */
@@ -93,7 +94,23 @@ void eager_begin(struct eager *e, struct vm *vm)
 	if (!eager_host_side(e))
 		return;
 	e->resident_before = mm_resident_bytes(&vm->ram);
+}
+
+/*
+ * Every thread waits here until all exist, then they start together (the
+ * clock too): a thread created while another populates waits for the mmap
+ * lock its stack needs, which the populating one holds, and the threads
+ * would populate one after the other (bench/peers measured it).
+ */
+void eager_release(struct eager *e)
+{
+	if (!eager_host_side(e))
+		return;
+	pthread_mutex_lock(&e->lock);
 	e->t_start = now_s();
+	e->released = 1;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
 }
 
 /* Bytes eager made resident itself (not what was resident already), or -1 if unknown. */
@@ -195,6 +212,10 @@ static void work(struct eager *e, struct eager_thread *t)
 	struct vm *vm = e->vm;
 	uint64_t page = vm->ram.backend->page_bytes;
 
+	pthread_mutex_lock(&e->lock);
+	while (!e->released && !vm_stopping(vm))
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
 	t->t0 = now_s();
 	for (uint64_t off = 0; off < t->bytes && !vm_stopping(vm);
 	     off += EAGER_CHUNK_BYTES) {
@@ -341,6 +362,7 @@ void eager_run_dedicated(struct eager *e, struct vm *vm)
 			break;
 		}
 	}
+	eager_release(e);
 	eager_wait(e, vm);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);

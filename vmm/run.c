@@ -342,8 +342,9 @@ static void run_guest(struct run *r)
 	vm_signals_block(vm, &old);
 	eager_begin(e, vm);
 	if (eager_on_vcpu_threads(e)) {
-		vm_start_vcpus(
-			vm); /* each populates its slice, then waits for eager_go */
+		/* Each populates its slice once all exist, then waits for eager_go. */
+		vm_start_vcpus(vm);
+		eager_release(e);
 	} else {
 		if (eager_host_side(e))
 			eager_run_dedicated(e, vm);

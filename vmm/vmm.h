@@ -291,8 +291,10 @@ int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char
 enum eager_strategy eager_strategy(const struct eager *e); /* EAGER_NONE for NULL */
 int eager_host_side(const struct eager *e); /* populate or prefault work to do */
 int eager_on_vcpu_threads(const struct eager *e);
-/* Just before any thread populates: what is resident already, and the clock. */
+/* Before any thread populates: what is resident already. */
 void eager_begin(struct eager *e, struct vm *vm);
+/* Every populating thread exists: they start together, and the clock with them. */
+void eager_release(struct eager *e);
 /* Main thread: run dedicated threads (--eager-threads) and wait for them. */
 void eager_run_dedicated(struct eager *e, struct vm *vm);
 /* vCPU thread: populate this vCPU's slice, then wait until the main thread says go. */
