@@ -63,19 +63,39 @@ bench_knob_restore() {
 }
 
 # --- ABBA -------------------------------------------------------------------------
-# bench_order ROUNDS NAME...: the names in order on odd rounds, reversed on even
-# rounds (A B B A A B ...; A B C C B A ...), one per line. With an even number
-# of rounds every name runs equally often in every position, so whatever
-# drifts with time or with what ran just before cancels out of the medians.
+# bench_order ROUNDS NAME...: one name per line, round after round, each round
+# a row of a Williams design (a balanced Latin square): for two names A B, B A
+# (ABBA); for three, A B C, B C A, C A B, C B A, A C B, B A C. Over a whole
+# cycle of rows (2 names: 2 rounds; 3: 6; 4: 4) every name runs equally often
+# in every position and after every other name, so what drifts with time or
+# with what ran just before (these machines' memory, backed lazily by their
+# host, is faster right after a big free) cancels out of the medians. With
+# two names this is exactly ABBA.
 bench_order() {
-	local rounds=$1 r i
+	local rounds=$1 n r k i
 	shift
-	for ((r = 1; r <= rounds; r++)); do
-		if ((r % 2)); then
-			printf '%s\n' "$@"
-		else
-			for ((i = $#; i >= 1; i--)); do printf '%s\n' "${!i}"; done
-		fi
+	n=$#
+	local -a names=("$@") first=() rows=()
+	# Williams' first row: 0, 1, n-1, 2, n-2, ...; row j adds j (mod n); an odd n
+	# needs the mirrored rows as well.
+	for ((k = 0, i = 0; k < n; k++)); do
+		if ((k == 0)); then first+=(0); elif ((k % 2)); then first+=($(((k + 1) / 2))); else first+=($((n - k / 2))); fi
+	done
+	for ((r = 0; r < n; r++)); do
+		local row=""
+		for ((k = 0; k < n; k++)); do row+="$(((first[k] + r) % n)) "; done
+		rows+=("$row")
+	done
+	if ((n % 2)); then
+		for ((r = 0; r < n; r++)); do
+			local -a cells=(${rows[r]})
+			local rev=""
+			for ((k = n - 1; k >= 0; k--)); do rev+="${cells[k]} "; done
+			rows+=("$rev")
+		done
+	fi
+	for ((r = 0; r < rounds; r++)); do
+		for i in ${rows[r % ${#rows[@]}]}; do printf '%s\n' "${names[i]}"; done
 	done
 }
 
