@@ -154,3 +154,10 @@ edit vmm/legend.c 's/(\{ LEGEND_TIMELINE, "total",)/{ LEGEND_TIMELINE, "new colu
 	else
 		fail docs-legend-check-catches-a-new-column "a new legend row went unnoticed"
 	fi
+
+# The docs stand on their own: no pointer to files outside the repository.
+if grep -rn '\.\./shared\|shared/docs/' README.md docs bench/README.md >"$S/outside.log" 2>/dev/null; then
+	fail docs-inside-the-repo "$(head -3 "$S/outside.log")"
+else
+	pass docs-inside-the-repo
+fi
