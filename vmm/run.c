@@ -332,6 +332,20 @@ static void eager_done(struct run *r)
 	}
 }
 
+/*
+ * The main thread's own work (the environment record's files, the sandbox
+ * filter: allocations, so the mmap lock taken for writing) is done before
+ * eager threads populate: a writer waiting for the lock a populating thread
+ * holds would hold up the other threads, and the slices would go in turn.
+ */
+static void main_thread_ready(struct run *r)
+{
+	env_complete(r->env);
+	/* Every thread exists now: the main thread's filter allows no more. */
+	if (r->sandbox && r->sandbox_main)
+		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = &r->vm;
@@ -344,7 +358,13 @@ static void run_guest(struct run *r)
 	if (eager_on_vcpu_threads(e)) {
 		/* Each populates its slice once all exist, then waits for eager_go. */
 		vm_start_vcpus(vm);
+		main_thread_ready(r);
 		eager_release(e);
+		eager_wait(e, vm);
+		eager_done(r);
+		if (!vm_stopping(vm))
+			place_guest(r);
+		eager_go(e);
 	} else {
 		if (eager_host_side(e))
 			eager_run_dedicated(e, vm);
@@ -353,18 +373,8 @@ static void run_guest(struct run *r)
 			place_guest(r);
 		if (!vm_stopping(vm))
 			vm_start_vcpus(vm);
-	}
-	/* The guest runs: the environment record's files cost nothing on the way to it. */
-	env_complete(r->env);
-	/* Every thread exists now: the main thread's filter allows no more. */
-	if (r->sandbox && r->sandbox_main)
-		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
-	if (eager_on_vcpu_threads(e)) {
-		eager_wait(e, vm);
-		eager_done(r);
-		if (!vm_stopping(vm))
-			place_guest(r);
-		eager_go(e);
+		/* The guest runs: the record's files cost nothing on the way to it. */
+		main_thread_ready(r);
 	}
 	vm_run_to_end(vm, deadline, r->cfg->timeout_s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
