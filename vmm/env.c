@@ -71,22 +71,22 @@ static void cpuinfo(const char *key, char *buf, size_t len)
 	fclose(f);
 }
 
-static uint64_t meminfo_kib(const char *key)
+/* MemTotal and MemAvailable, in one read of /proc/meminfo (it is not cheap to make). */
+static void meminfo(uint64_t *total, uint64_t *available)
 {
 	FILE *f = fopen("/proc/meminfo", "re");
 	char line[256];
-	unsigned long long v = 0;
-	size_t klen = strlen(key);
+	unsigned long long v;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			sscanf(line + klen + 1, "%llu", &v);
-			break;
-		}
-	fclose(f);
-	return v;
+	*total = *available = 0;
+	while (f && fgets(line, sizeof(line), f) && !(*total && *available)) {
+		if (sscanf(line, "MemTotal: %llu kB", &v) == 1)
+			*total = (uint64_t)v << 10;
+		else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
+			*available = (uint64_t)v << 10;
+	}
+	if (f)
+		fclose(f);
 }
 
 /* Every readable parameter of a loaded module: name -> value. */
@@ -118,12 +118,12 @@ static void module_params(struct json *j, const char *module)
 
 /* Memory as it was when minivmm started: it changes as runs come and go. */
 struct env_start {
-	char time[32];
+	char time[80]; /* "YYYY-MM-DDTHH:MM:SSZ"; sized for any int fields */
 	uint64_t mem_total, mem_available;
 	char thp_enabled[32], thp_defrag[32];
 	struct {
 		char size[32];
-		uint64_t nr, free, resv, surplus;
+		uint64_t nr, free;
 	} pool[ENV_MAX_POOLS];
 	unsigned npools;
 };
@@ -147,28 +147,26 @@ static uint64_t read_u64(const char *path)
 	return strtoull(val, NULL, 10);
 }
 
+static uint64_t pool_file(const char *pool, const char *file)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/%s", pool, file);
+	return read_u64(path);
+}
+
 static void hugetlb_pools(struct env_start *st)
 {
-	static const char base[] = "/sys/kernel/mm/hugepages";
-	static const char *const files[] = { "nr_hugepages", "free_hugepages",
-					     "resv_hugepages", "surplus_hugepages" };
-	char path[512];
 	struct dirent *e;
-	DIR *d = opendir(base);
+	DIR *d = opendir("/sys/kernel/mm/hugepages");
 
 	while (d && (e = readdir(d)) && st->npools < ENV_MAX_POOLS) {
-		uint64_t *v = &st->pool[st->npools].nr;
-
 		if (strncmp(e->d_name, "hugepages-", 10))
 			continue;
 		snprintf(st->pool[st->npools].size, sizeof(st->pool[0].size), "%s",
 			 e->d_name + 10);
-		for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-			snprintf(path, sizeof(path), "%s/%s/%s", base, e->d_name,
-				 files[i]);
-			v[i] = read_u64(
-				path); /* nr, free, resv, surplus: in this order */
-		}
+		st->pool[st->npools].nr = pool_file(e->d_name, "nr_hugepages");
+		st->pool[st->npools].free = pool_file(e->d_name, "free_hugepages");
 		st->npools++;
 	}
 	if (d)
@@ -221,8 +219,6 @@ static void build(struct json *j, const void *arg)
 		json_string(j, "size", st->pool[i].size);
 		json_u64(j, "nr_hugepages", st->pool[i].nr);
 		json_u64(j, "free_hugepages", st->pool[i].free);
-		json_u64(j, "resv_hugepages", st->pool[i].resv);
-		json_u64(j, "surplus_hugepages", st->pool[i].surplus);
 		json_end_object(j);
 	}
 	json_end_array(j);
@@ -245,10 +241,11 @@ int env_start(const struct config *cfg, struct env **out)
 	if (!e)
 		return -ENOMEM;
 	e->cfg = cfg;
-	gmtime_r(&now, &tm);
-	strftime(e->start.time, sizeof(e->start.time), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	e->start.mem_total = meminfo_kib("MemTotal") << 10;
-	e->start.mem_available = meminfo_kib("MemAvailable") << 10;
+	gmtime_r(&now, &tm); /* formatted by hand: strftime() would load the time zone */
+	snprintf(e->start.time, sizeof(e->start.time), "%04d-%02d-%02dT%02d:%02d:%02dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec);
+	meminfo(&e->start.mem_total, &e->start.mem_available);
 	chosen("/sys/kernel/mm/transparent_hugepage/enabled", e->start.thp_enabled,
 	       sizeof(e->start.thp_enabled));
 	chosen("/sys/kernel/mm/transparent_hugepage/defrag", e->start.thp_defrag,
