@@ -126,11 +126,8 @@ static void vcpu_enter(void *cookie, struct vcpu *v)
 	eager_vcpu_gate(r->eager, &r->vm, v);
 	/* The first vCPU to get here marks the guest's entry: another may end the run early. */
 	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) &&
-	    !vm_stopping(&r->vm)) {
+	    !vm_stopping(&r->vm))
 		timeline_guest_entry(r->tl, v->fd);
-		vm_wake_main(
-			&r->vm); /* it may be waiting to do its own work (run_guest) */
-	}
 	if (r->sandbox && !vm_stopping(&r->vm)) {
 		snprintf(who, sizeof(who), "vCPU %u", v->index);
 		enter_sandbox(r, SANDBOX_VCPU, v->fd, who);
@@ -349,14 +346,6 @@ static void main_thread_ready(struct run *r)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 }
 
-static int entered(void *cookie)
-{
-	struct run *r = cookie;
-
-	return __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE) || vm_stopping(&r->vm) ||
-	       !__atomic_load_n(&r->vm.running, __ATOMIC_ACQUIRE);
-}
-
 static void run_guest(struct run *r)
 {
 	struct vm *vm = &r->vm;
@@ -384,12 +373,7 @@ static void run_guest(struct run *r)
 			place_guest(r);
 		if (!vm_stopping(vm))
 			vm_start_vcpus(vm);
-		/*
-		 * Once a vCPU is in the guest, the main thread's work (files,
-		 * allocations: the mmap lock) no longer stands between exec
-		 * and the guest's first instruction.
-		 */
-		vm_wait_main(vm, entered, NULL, r, 0, 0, 0);
+		/* The guest runs: the record's files cost nothing on the way to it. */
 		main_thread_ready(r);
 	}
 	vm_run_to_end(vm, deadline, r->cfg->timeout_s);
