@@ -62,8 +62,9 @@ void mm_ram_destroy(struct guest_ram *ram);
  */
 int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 			  size_t errlen);
-/* MemAvailable in bytes from the text of /proc/meminfo; 0 when absent. */
-uint64_t mm_meminfo_available(const char *meminfo);
+/* Field KEY ("MemTotal") in bytes from the text of /proc/meminfo; 0 when absent. */
+uint64_t mm_meminfo_bytes(const char *meminfo, const char *key);
+uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */
 
 /* Bytes of guest RAM resident in host memory now (mincore). -errno on failure. */
 int64_t mm_resident_bytes(const struct guest_ram *ram);

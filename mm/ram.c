@@ -60,14 +60,24 @@ void mm_ram_destroy(struct guest_ram *ram)
 	*ram = (struct guest_ram){ .fd = -1 };
 }
 
-uint64_t mm_meminfo_available(const char *meminfo)
+uint64_t mm_meminfo_bytes(const char *meminfo, const char *key)
 {
-	const char *p = strstr(meminfo, "MemAvailable:");
+	size_t klen = strlen(key);
 	unsigned long long kib;
 
-	if (!p || sscanf(p, "MemAvailable: %llu kB", &kib) != 1)
-		return 0;
-	return (uint64_t)kib << 10;
+	for (const char *p = meminfo; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, key, klen) && p[klen] == ':')
+			return sscanf(p + klen + 1, "%llu kB", &kib) == 1
+				       ? (uint64_t)kib << 10
+				       : 0;
+	}
+	return 0;
+}
+
+uint64_t mm_meminfo_available(const char *meminfo)
+{
+	return mm_meminfo_bytes(meminfo, "MemAvailable");
 }
 
 static int read_text(const char *path, char *buf, size_t len)

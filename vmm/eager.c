@@ -379,11 +379,6 @@ int eager_span(const struct eager *e, unsigned i, double *t0, double *t1, unsign
 	return 1;
 }
 
-static double gib_per_s(uint64_t bytes, double s)
-{
-	return s > 0 ? (double)bytes / BYTES_PER_GIB / s : 0;
-}
-
 void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 {
 	double secs = e->t_end - e->t_start;
@@ -404,7 +399,7 @@ void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 	if (made >= 0)
 		fprintf(f,
 			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
-			(double)made / BYTES_PER_GIB, gib_per_s((uint64_t)made, secs),
+			(double)made / BYTES_PER_GIB, gib_per_s((double)made, secs),
 			(double)e->resident_before / BYTES_PER_GIB);
 	else
 		fprintf(f, " (residency unknown: mincore failed)\n");
@@ -436,7 +431,7 @@ void eager_write_json(const struct eager *e, const struct config *cfg, struct js
 		json_i64(j, "resident_bytes_after", e->resident_after);
 		json_i64(j, "populated_bytes", populated(e));
 		json_double(j, "populated_gib_per_s",
-			    populated(e) >= 0 ? gib_per_s((uint64_t)populated(e),
+			    populated(e) >= 0 ? gib_per_s((double)populated(e),
 							  e->t_end - e->t_start)
 					      : 0);
 		json_begin_array(j, "per_thread");

@@ -75,18 +75,14 @@ static void cpuinfo(const char *key, char *buf, size_t len)
 static void meminfo(uint64_t *total, uint64_t *available)
 {
 	FILE *f = fopen("/proc/meminfo", "re");
-	char line[256];
-	unsigned long long v;
+	char text[8192];
+	size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
 
-	*total = *available = 0;
-	while (f && fgets(line, sizeof(line), f) && !(*total && *available)) {
-		if (sscanf(line, "MemTotal: %llu kB", &v) == 1)
-			*total = (uint64_t)v << 10;
-		else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
-			*available = (uint64_t)v << 10;
-	}
+	text[n] = '\0';
 	if (f)
 		fclose(f);
+	*total = mm_meminfo_bytes(text, "MemTotal");
+	*available = mm_meminfo_bytes(text, "MemAvailable");
 }
 
 /* Every readable parameter of a loaded module: name -> value. */

@@ -105,7 +105,10 @@ struct kvm_stats {
 	struct stats_src vm;
 	struct stats_src *vcpu;
 	unsigned nvcpu;
-	pthread_mutex_t lock; /* pread into shared buffers */
+	pthread_mutex_t lock; /* pread into shared buffers; last */
+	uint64_t *last;	      /* kvmstats_since(): the counters at its previous call */
+	int started;	      /* ... which there was */
+	int fds[];	      /* the VM's, then the vCPUs': what a sandbox must allow */
 };
 
 int kvmstats_open(const struct vm *vm, struct kvm_stats **out)
@@ -116,7 +119,7 @@ int kvmstats_open(const struct vm *vm, struct kvm_stats **out)
 	*out = NULL;
 	if (!vm->plat.stats_fd)
 		return -EOPNOTSUPP;
-	st = calloc(1, sizeof(*st));
+	st = calloc(1, sizeof(*st) + (1 + (size_t)vm->nvcpus) * sizeof(st->fds[0]));
 	if (!st)
 		return -ENOMEM;
 	pthread_mutex_init(&st->lock, NULL);
@@ -124,10 +127,15 @@ int kvmstats_open(const struct vm *vm, struct kvm_stats **out)
 	r = st->vcpu ? src_open(vm->vm_fd, &st->vm) : -ENOMEM;
 	for (unsigned i = 0; !r && i < vm->nvcpus; i++, st->nvcpu++)
 		r = src_open(vm->vcpus[i].fd, &st->vcpu[i]);
+	if (!r && !(st->last = calloc(kvmstats_count(st), sizeof(*st->last))))
+		r = -ENOMEM;
 	if (r) {
 		kvmstats_free(st);
 		return r;
 	}
+	st->fds[0] = st->vm.fd;
+	for (unsigned i = 0; i < st->nvcpu; i++)
+		st->fds[1 + i] = st->vcpu[i].fd;
 	*out = st;
 	return 0;
 }
@@ -149,20 +157,14 @@ void kvmstats_free(struct kvm_stats *st)
 	for (unsigned i = 0; i < st->nvcpu; i++)
 		src_free(&st->vcpu[i]);
 	free(st->vcpu);
+	free(st->last);
 	free(st);
 }
 
-int kvmstats_fds(const struct kvm_stats *st, int *fds, int max)
+const int *kvmstats_fds(const struct kvm_stats *st, unsigned *n)
 {
-	int n = 0;
-
-	if (!st)
-		return 0;
-	if (n < max)
-		fds[n++] = st->vm.fd;
-	for (unsigned i = 0; i < st->nvcpu && n < max; i++)
-		fds[n++] = st->vcpu[i].fd;
-	return n;
+	*n = st ? 1 + st->nvcpu : 0;
+	return st ? st->fds : NULL;
 }
 
 unsigned kvmstats_count(const struct kvm_stats *st)
@@ -209,4 +211,25 @@ int kvmstats_sample(struct kvm_stats *st, uint64_t *out)
 	}
 	pthread_mutex_unlock(&st->lock);
 	return r;
+}
+
+int kvmstats_since(struct kvm_stats *st, uint64_t *out)
+{
+	unsigned n = kvmstats_count(st);
+	int r = kvmstats_sample(st, out), cum, first;
+
+	if (r)
+		return r;
+	pthread_mutex_lock(&st->lock);
+	first = !st->started;
+	st->started = 1;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t v = out[k];
+
+		if (kvmstats_name(st, k, &cum) && cum)
+			out[k] -= st->last[k];
+		st->last[k] = v;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return first;
 }

@@ -121,21 +121,23 @@ void report_touch(const struct results *res, FILE *f)
 
 	for (size_t i = 0; i < n; i++) {
 		double s = results_seconds(res, t[i].cycles);
-		double gib = (double)t[i].pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
+		double bytes = (double)t[i].pages * MVM_PAGE_BYTES;
 
 		if (t[i].vcpu == MVM_VCPU_ALL)
 			fprintf(f,
 				"eager: touch (in the guest, CPL3), %zu vCPUs, %.2f GiB in %s s (%.2f GiB/s)\n",
-				n - 1, gib, fmt_value(a, s, 3), s > 0 ? gib / s : 0);
+				n - 1, bytes / BYTES_PER_GIB, fmt_value(a, s, 3),
+				gib_per_s(bytes, s));
 	}
 	for (size_t i = 0; i < n; i++) {
 		double s = results_seconds(res, t[i].cycles);
-		double gib = (double)t[i].pages * MVM_PAGE_BYTES / BYTES_PER_GIB;
+		double bytes = (double)t[i].pages * MVM_PAGE_BYTES;
 
 		if (t[i].vcpu != MVM_VCPU_ALL)
 			fprintf(f, "  vCPU %u: %.2f GiB at 0x%llx in %s s (%.2f GiB/s)\n",
-				t[i].vcpu, gib, (unsigned long long)t[i].start_gpa,
-				fmt_value(a, s, 3), s > 0 ? gib / s : 0);
+				t[i].vcpu, bytes / BYTES_PER_GIB,
+				(unsigned long long)t[i].start_gpa, fmt_value(a, s, 3),
+				gib_per_s(bytes, s));
 	}
 	fflush(f);
 }

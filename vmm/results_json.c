@@ -3,11 +3,6 @@
 
 #include "json.h"
 
-static double gib_per_s(double bytes, double s)
-{
-	return s > 0 ? bytes / BYTES_PER_GIB / s : 0;
-}
-
 /* --eager=touch: the guest's pass, per vCPU and for all of them. */
 static void touch_json(const struct run *r, struct json *j)
 {

@@ -31,35 +31,6 @@ static void hc_violation(void *cookie, unsigned vcpu, const char *what)
 		  vcpu, what);
 }
 
-/*
- * KVM's counters since the previous records batch (cumulative ones as
- * deltas, gauges as their value now): what the batch's measurement cost.
- * NULL without counters. Runs on the vCPU thread that sent the batch.
- */
-static const uint64_t *batch_counters(struct run *r, uint64_t *now)
-{
-	unsigned n = kvmstats_count(r->stats);
-	int cum;
-
-	if (!n || kvmstats_sample(r->stats, now))
-		return NULL;
-	if (!r->kvm_last) {
-		r->kvm_last = calloc(n, sizeof(*r->kvm_last));
-		if (!r->kvm_last)
-			return NULL;
-		memcpy(r->kvm_last, now, n * sizeof(*now));
-		return NULL; /* the first batch only starts the count */
-	}
-	for (unsigned k = 0; k < n; k++) {
-		uint64_t v = now[k];
-
-		if (kvmstats_name(r->stats, k, &cum) && cum)
-			now[k] -= r->kvm_last[k];
-		r->kvm_last[k] = v;
-	}
-	return now;
-}
-
 /* A batch of records (one per measurement): kept, with its counters, and its rows printed. */
 static int hc_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 {
@@ -67,8 +38,9 @@ static int hc_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 	int e;
 
 	if (kind == MVM_REC_SWEEP) {
+		/* KVM's counters since the previous batch: what this measurement cost. */
 		uint64_t now[kvmstats_count(r->stats) + 1];
-		const uint64_t *kvm = batch_counters(r, now);
+		const uint64_t *kvm = kvmstats_since(r->stats, now) ? NULL : now;
 
 		e = results_add_sweep(r->res, recs, n, kvm, kvmstats_count(r->stats),
 				      r->tables ? stdout : NULL);
@@ -92,26 +64,15 @@ static void hc_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 
 /* --- the VM's hooks, on each vCPU thread ----------------------------------- */
 
-static void sandbox_fds(const struct run *r, struct sandbox_fds *f, int vcpu_fd,
-			int *stats_fds, int max)
-{
-	*f = (struct sandbox_fds){ .vcpu_fd = vcpu_fd,
-				   .stats_fds = stats_fds,
-				   .nstats = kvmstats_fds(r->stats, stats_fds, max),
-				   .out_fds = r->out->fds,
-				   .nout = r->out->n };
-}
-
-#define SANDBOX_MAX_STATS_FDS 4097 /* the VM's and one per vCPU (--vcpus <= 4096) */
-
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 			  const char *who)
 {
-	static int stats_fds[SANDBOX_MAX_STATS_FDS];
-	struct sandbox_fds f;
+	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
+				 .out_fds = r->out->fds,
+				 .nout = r->out->n };
 	int e;
 
-	sandbox_fds(r, &f, vcpu_fd, stats_fds, SANDBOX_MAX_STATS_FDS);
+	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
 	e = sandbox_enter(role, &f);
 	if (e)
 		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s",
@@ -456,9 +417,7 @@ void run_report(struct run *r, int status, int timeline)
 void run_free(struct run *r)
 {
 	free(r->image);
-	free(r->kvm_last);
 	r->image = NULL;
-	r->kvm_last = NULL;
 	vm_free(&r->vm);
 	console_free(r->console);
 	eager_free(r->eager);

@@ -84,7 +84,7 @@ static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 			     SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO)); /* stdio */
 	r = r ?: ALLOW(ctx, newfstatat, 1, SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO));
 	/* KVM statistics, sampled at every phase mark (stats.c). */
-	for (int i = 0; !r && i < f->nstats; i++)
+	for (unsigned i = 0; !r && i < f->nstats; i++)
 		r = ALLOW(ctx, pread64, 1,
 			  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->stats_fds[i]));
 	r = r ?: allow_sanitizer_runtime(ctx);

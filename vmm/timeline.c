@@ -149,8 +149,10 @@ void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc)
 {
 	double t = now_s();
 
+	pthread_mutex_lock(&tl->lock); /* another vCPU may be setting the anchor */
 	if (tl->anchored && tl->tsc_khz)
 		t = tl->t_tsc0 + tsc_seconds(tl, tsc) - tsc_seconds(tl, tl->tsc0);
+	pthread_mutex_unlock(&tl->lock);
 	timeline_mark_at(tl, timeline_guest_mark_name(mark), t, 1);
 }
 

@@ -27,6 +27,12 @@
 #define KHZ_PER_MHZ	      1000ULL
 #define HZ_PER_KHZ	      1000ULL
 
+/* Throughput in GiB/s; 0 for a zero or negative time. */
+static inline double gib_per_s(double bytes, double s)
+{
+	return s > 0 ? bytes / BYTES_PER_GIB / s : 0;
+}
+
 /* ---- end.c: how a run ends. One table row per reason: name, exit status, meaning. */
 
 /* Exit statuses of the minivmm process; exit_statuses[] describes each. */
@@ -274,10 +280,17 @@ int kvmstats_open(const struct vm *vm, struct kvm_stats **out);
 void kvmstats_close(struct kvm_stats *st); /* the fds; names stay readable */
 void kvmstats_free(struct kvm_stats *st);
 unsigned kvmstats_count(const struct kvm_stats *st);
-int kvmstats_fds(const struct kvm_stats *st, int *fds, int max); /* how many stored */
+const int *kvmstats_fds(const struct kvm_stats *st,
+			unsigned *n); /* the VM's, the vCPUs' */
 const char *kvmstats_name(const struct kvm_stats *st, unsigned i, int *cumulative);
 int kvmstats_index(const struct kvm_stats *st, const char *name); /* -1: not there */
 int kvmstats_sample(struct kvm_stats *st, uint64_t *out); /* VM's, then vCPUs' summed */
+/*
+ * A sample with the cumulative counters as deltas since the previous call
+ * (gauges as they are now): what happened in between. 1 on the first call,
+ * which only starts the count; 0, or -errno. Any thread.
+ */
+int kvmstats_since(struct kvm_stats *st, uint64_t *out);
 
 /* ---- eager.c: --eager, one slice per thread, before the guest runs ------- */
 struct eager;
@@ -453,9 +466,8 @@ struct run {
 	struct kvm_stats *stats;
 	struct timeline *tl;
 	struct results *res;
-	uint64_t *kvm_last; /* KVM's counters at the last records batch */
-	int entered;	    /* a vCPU marked guest_entry (atomic) */
-	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
+	int entered;	/* a vCPU marked guest_entry (atomic) */
+	uint8_t *image; /* the guest image, read and checked before KVM is opened */
 	uint64_t image_len;
 	double t_exec;
 	int tables;  /* print the sweep tables as records arrive (one run, not repeats) */
@@ -532,7 +544,7 @@ enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
-	int nstats;
+	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
 	int nout;
 };

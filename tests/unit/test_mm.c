@@ -97,6 +97,12 @@ void test_meminfo(void)
 	CHECK_EQ(mm_meminfo_available("MemTotal: 1 kB\n"), 0);
 	CHECK_EQ(mm_meminfo_available(""), 0);
 	CHECK_EQ(mm_meminfo_available("MemAvailable: junk"), 0);
+	CHECK_EQ(mm_meminfo_bytes("MemTotal:       24000000 kB\n", "MemTotal"),
+		 24000000ULL << 10);
+	/* A key matches a whole field name at the start of a line, not a prefix. */
+	CHECK_EQ(mm_meminfo_bytes("SwapTotal: 5 kB\nMemTotal: 7 kB\n", "Total"), 0);
+	CHECK_EQ(mm_meminfo_bytes("SwapTotal: 5 kB\nMemTotal: 7 kB\n", "MemTotal"),
+		 7ULL << 10);
 }
 
 /* A scripted KVM_PRE_FAULT_MEMORY: each step advances by `advance` and returns rc/errno. */
