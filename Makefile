@@ -25,7 +25,7 @@ HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
                 -DMINIVMM_VERSION='"$(VERSION)"'
 # Each room sees only the headers it may use (docs/architecture.md): arrows point
 # one way, vmm -> devices -> mm -> include, and guest -> firmware -> include.
-# tests/layering checks the same rules on the sources.
+# tests/static/layering checks the same rules on the sources.
 INC_mm       := -Iinclude -Imm
 INC_devices  := $(INC_mm) -Idevices
 INC_vmm      := $(INC_devices) -Ivmm
@@ -171,6 +171,6 @@ clean:
 .PHONY: all check-deps deps run lint format install clean test
 -include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)
 
-# make print-VAR: a variable's value, for scripts (the tests read INC_* and HOST_CFLAGS).
+# make print-VAR: a variable's value, for scripts (tests/static.sh reads INC_* and WARN).
 print-%:
 	@echo '$($*)'
