@@ -137,13 +137,20 @@ build/bench/%: bench/%.c $(FLAGS_STAMP)
 	$(say) CC $<
 	$(Q)$(CC) $(HOST_CFLAGS) $(INC_mm) -o $@ $< -lpthread
 
-# bench/peers' start-up guest, built like the test guests (tests/guests/).
+# A hand-written guest (tests/guests/: common.inc, linked by guest.lds):
+# $(call guest_bin,OBJDIR) in a pattern rule assembles $< into $@ by way of
+# OBJDIR/$*.o and OBJDIR/$*.elf. The test guests (tests/tests.mk) and
+# bench/peers' start-up guest are built with it.
+define guest_bin
+@mkdir -p $(1) $(dir $@)
+$(say) GUESTAS $<
+$(Q)$(GUEST_CC) -c -Iinclude -Itests/guests -o $(1)/$*.o $<
+$(Q)ld -T tests/guests/guest.lds -o $(1)/$*.elf $(1)/$*.o
+$(Q)objcopy -O binary $(1)/$*.elf $@
+endef
+
 build/bench/%.bin: bench/%.S tests/guests/common.inc include/minivmm_abi.h
-	@mkdir -p $(dir $@)
-	$(say) GUESTAS $<
-	$(Q)$(GUEST_CC) -c -Iinclude -Itests/guests -o build/bench/$*.o $<
-	$(Q)ld -T tests/guests/guest.lds -o build/bench/$*.elf build/bench/$*.o
-	$(Q)objcopy -O binary build/bench/$*.elf $@
+	$(call guest_bin,build/bench)
 
 include tests/tests.mk
 
