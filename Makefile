@@ -25,7 +25,7 @@ HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
                 -DMINIVMM_VERSION='"$(VERSION)"'
 # Each room sees only the headers it may use (docs/architecture.md): arrows point
 # one way, vmm -> devices -> mm -> include, and guest -> firmware -> include.
-# tests/layering checks the same rules on the sources.
+# tests/static/layering checks the same rules on the sources.
 INC_mm       := -Iinclude -Imm
 INC_devices  := $(INC_mm) -Idevices
 INC_vmm      := $(INC_devices) -Ivmm
@@ -137,13 +137,20 @@ build/bench/%: bench/%.c $(FLAGS_STAMP)
 	$(say) CC $<
 	$(Q)$(CC) $(HOST_CFLAGS) $(INC_mm) -o $@ $< -lpthread
 
-# bench/peers' start-up guest, built like the test guests (tests/guests/).
+# A hand-written guest (tests/guests/: common.inc, linked by guest.lds):
+# $(call guest_bin,OBJDIR) in a pattern rule assembles $< into $@ by way of
+# OBJDIR/$*.o and OBJDIR/$*.elf. The test guests (tests/tests.mk) and
+# bench/peers' start-up guest are built with it.
+define guest_bin
+@mkdir -p $(1) $(dir $@)
+$(say) GUESTAS $<
+$(Q)$(GUEST_CC) -c -Iinclude -Itests/guests -o $(1)/$*.o $<
+$(Q)ld -T tests/guests/guest.lds -o $(1)/$*.elf $(1)/$*.o
+$(Q)objcopy -O binary $(1)/$*.elf $@
+endef
+
 build/bench/%.bin: bench/%.S tests/guests/common.inc include/minivmm_abi.h
-	@mkdir -p $(dir $@)
-	$(say) GUESTAS $<
-	$(Q)$(GUEST_CC) -c -Iinclude -Itests/guests -o build/bench/$*.o $<
-	$(Q)ld -T tests/guests/guest.lds -o build/bench/$*.elf build/bench/$*.o
-	$(Q)objcopy -O binary build/bench/$*.elf $@
+	$(call guest_bin,build/bench)
 
 include tests/tests.mk
 
@@ -171,6 +178,6 @@ clean:
 .PHONY: all check-deps deps run lint format install clean test
 -include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)
 
-# make print-VAR: a variable's value, for scripts (the tests read INC_* and HOST_CFLAGS).
+# make print-VAR: a variable's value, for scripts (tests/static.sh reads INC_* and WARN).
 print-%:
 	@echo '$($*)'

@@ -22,6 +22,9 @@ expect mem-garbage 2 "--mem: 'lots' is not a size" '' -- $MINIVMM --mem lots "$G
 expect mem-zero 2 '--mem 0: below the minimum' '' -- $MINIVMM --mem 0 "$GUEST"
 expect mem-unaligned 2 'not a multiple of 2M' '' -- $MINIVMM --mem 65M "$GUEST"
 expect mem-below-image 2 'too small for this guest' '' -- $MINIVMM --mem 8M "$GUEST"
+# The same message says what to type.
+grep -q -- 'use --mem 10M or more' "$OUT/mem-below-image.err" && pass mem-below-image-fits ||
+	fail mem-below-image-fits "stderr does not say 'use --mem 10M or more': $(head -c 600 "$OUT/mem-below-image.err")"
 expect vcpus-zero 2 '--vcpus 0: need at least one vCPU' '' -- $MINIVMM --vcpus 0 "$GUEST"
 # The guest's header is checked first; a copy claiming 4096 vCPUs reaches KVM's own limit.
 cp "$GUEST" "$B/wide.bin"
@@ -58,7 +61,6 @@ expect eager-needs-equals 2 "'populate' after --eager is taken as the guest imag
 	$MINIVMM --eager populate "$GUEST"
 expect eager-threads-with-touch 2 '--eager=touch runs in the guest, one vCPU per slice' '' -- \
 	$MINIVMM --eager=touch --eager-threads 2 "$GUEST"
-expect mem-below-image-fits 2 'use --mem 10M or more' '' -- $MINIVMM --mem 8M "$GUEST"
 expect max-mib-zero 1 "--max-mib needs a number from 1 to" '' -- $MINIVMM -q --mem 64M "$GUEST" -- flat --max-mib 0
 expect flat-too-big-for-mem 1 'flat --max-mib 64 needs 127 MiB of free guest memory .* run minivmm with --mem [0-9]+M or more' '' -- \
 	$MINIVMM -q --mem 16M "$GUEST" -- flat --max-mib 64

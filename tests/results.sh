@@ -61,7 +61,13 @@ else
 fi
 printf 'mem = 64M\nbogus = 1\n' >"$OUT/matrix-bad.txt"
 expect campaign-bad-key 2 "matrix-bad.txt:2: unknown key 'bogus'" '' -- ./scripts/campaign "$OUT/matrix-bad.txt"
-expect merge-results 0 '' 'csv: ' -- ./scripts/merge "$OUT/compare3.json" "$OUT/repeat.json" "$OUT/sweep.json" --out "$OUT/merged"
+# Merge's inputs: a --compare --repeat file, a --repeat file (repeat.json, above)
+# and a single run, all written here so the tier runs alone; small and quick.
+expect merge-input-compare 0 '' '' -- \
+	$MINIVMM -q --compare --repeat 3 --mem 16M -o "$OUT/merge-compare.json" $GUEST -- flat --max-mib 2 --iterations 1
+expect merge-input-sweep 0 '' '' -- \
+	$MINIVMM -q --mem 16M -o "$OUT/merge-sweep.json" $GUEST -- sweep --max-mib 2 --iterations 1
+expect merge-results 0 '' 'csv: ' -- ./scripts/merge "$OUT/merge-compare.json" "$OUT/repeat.json" "$OUT/merge-sweep.json" --out "$OUT/merged"
 [ "$(wc -l <"$OUT/merged.csv")" = 5 ] && grep -q '^host,kernel,cpu,kvm,paging' "$OUT/merged.csv" &&
 	grep -q ',populate,eager,3,' "$OUT/merged.csv" && pass merge-one-row-per-mode ||
 	fail merge-one-row-per-mode "$(cat "$OUT/merged.csv")"

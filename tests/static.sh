@@ -4,8 +4,18 @@
 S=$OUT/static
 rm -rf "$S"
 mkdir -p "$S"
-inc() { make -s --no-print-directory "print-INC_$1"; }
-CFLAGS_HOST="-std=gnu11 -D_GNU_SOURCE -Werror -Wall -Wextra -Wno-unused-parameter"
+# The build's own flags, from one make (make print-VAR): its warnings (WARN)
+# and each room's include paths (INC_ROOM). -j1: the lines in goal order.
+declare -A INC
+{
+	read -r WARN_FLAGS
+	read -r 'INC[mm]'
+	read -r 'INC[devices]'
+	read -r 'INC[vmm]'
+	read -r 'INC[firmware]'
+} < <(make -s --no-print-directory -j1 print-WARN print-INC_mm print-INC_devices print-INC_vmm print-INC_firmware)
+[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print five lines"
+CFLAGS_HOST="-std=gnu11 -D_GNU_SOURCE $WARN_FLAGS"
 
 # A copy of the rooms to break on purpose.
 fresh() {
@@ -15,9 +25,7 @@ fresh() {
 }
 # compiles NAME ROOM FILE: FILE (relative to the copy) builds with ROOM's include paths.
 compiles() {
-	local flags
-	flags=$(inc "$2")
-	(cd "$S/tree" && gcc $CFLAGS_HOST $flags -fsyntax-only "$3") >"$S/$1.log" 2>&1
+	(cd "$S/tree" && gcc $CFLAGS_HOST ${INC[$2]} -fsyntax-only "$3") >"$S/$1.log" 2>&1
 }
 # refused NAME ROOM FILE ERE: it does not build, and the compiler says why (ERE).
 refused() {

@@ -13,11 +13,7 @@ tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 
 # Tiny hand-written guests (CPL0 only) for device and misbehaviour tests.
 tests/bin/%.bin: tests/guests/%.S tests/guests/common.inc include/minivmm_abi.h
-	@mkdir -p build/tests $(dir $@)
-	$(say) GUESTAS $<
-	$(Q)$(GUEST_CC) -c -Iinclude -o build/tests/$*.o $<
-	$(Q)ld -T tests/guests/guest.lds -o build/tests/$*.elf build/tests/$*.o
-	$(Q)objcopy -O binary build/tests/$*.elf $@
+	$(call guest_bin,build/tests)
 
 # Flat binaries for --raw: no header, entered at their first byte.
 tests/bin/%.raw: tests/raw/%.S

@@ -4,7 +4,6 @@
 #include "check.h"
 #include "minivmm_abi.h"
 #include "mm.h"
-#include "mm.h"
 
 void test_gpa_translator(void)
 {
