@@ -161,6 +161,15 @@ static void populate(struct mapping *m)
 	}
 }
 
+/* The mapping va is in, or NULL. A free slot (start = end = 0) contains no va. Under vm_lock. */
+static struct mapping *find(uint64_t va)
+{
+	for (int i = 0; i < MAX_MAPPINGS; i++)
+		if (va >= maps[i].start && va < maps[i].end)
+			return &maps[i];
+	return NULL;
+}
+
 /* Lowest gap of `len` bytes: the same sizes mapped in the same order reuse addresses. */
 static uint64_t first_fit(uint64_t len)
 {
@@ -301,16 +310,14 @@ static uint64_t unmap(const struct mapping *m, int logged)
 long vm_munmap(uint64_t va, uint64_t len)
 {
 	uint32_t cpu = this_cpu();
-	struct mapping *m = NULL;
+	struct mapping *m;
 	int logged;
 
 	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	lock();
 	return_fault_pages(cpu);
-	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
-		if (maps[i].end && maps[i].start == va && maps[i].end == va + len)
-			m = &maps[i];
-	if (!m) {
+	m = find(va);
+	if (!m || m->start != va || m->end != va + len) {
 		unlock();
 		return -FW_EINVAL;
 	}
@@ -340,7 +347,7 @@ int vm_fault(uint64_t va, uint64_t error)
 {
 	uint32_t cpu = this_cpu();
 	struct fault_state *fst = fault_state_of(cpu);
-	struct mapping *m = NULL;
+	struct mapping *m;
 	uint64_t *pte, none = 0;
 
 	if (error & PTE_P)
@@ -348,9 +355,8 @@ int vm_fault(uint64_t va, uint64_t error)
 	lock();
 	if (va - fst->lo < fst->len)
 		m = &maps[fst->map]; /* the window's own pages ran out */
-	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
-		if (va >= maps[i].start && va < maps[i].end)
-			m = &maps[i];
+	else
+		m = find(va);
 	if (!m) {
 		unlock();
 		return -1;
