@@ -144,17 +144,15 @@ static enum dev_action hc_abort(const struct dev_host *h, unsigned vcpu,
 {
 	const struct mvm_hc_abort *a = &c->a.abort;
 	char what[sizeof(a->msg) + sizeof(a->file) + 128];
-	char where[96] = "";
+	char where[96] = "", fault[40] = "";
 
-	if (a->vector != MVM_ABORT_NO_VECTOR && a->vector == 14)
-		snprintf(where, sizeof(where),
-			 " (vector %u, error 0x%llx, rip 0x%llx, fault address 0x%llx)",
+	if (a->vector == 14) /* #PF: CR2 too */
+		snprintf(fault, sizeof(fault), ", fault address 0x%llx",
+			 (unsigned long long)a->cr2);
+	if (a->vector != MVM_ABORT_NO_VECTOR)
+		snprintf(where, sizeof(where), " (vector %u, error 0x%llx, rip 0x%llx%s)",
 			 a->vector, (unsigned long long)a->error_code,
-			 (unsigned long long)a->rip, (unsigned long long)a->cr2);
-	else if (a->vector != MVM_ABORT_NO_VECTOR)
-		snprintf(where, sizeof(where), " (vector %u, error 0x%llx, rip 0x%llx)",
-			 a->vector, (unsigned long long)a->error_code,
-			 (unsigned long long)a->rip);
+			 (unsigned long long)a->rip, fault);
 	snprintf(what, sizeof(what), "%s%s at %s:%u", a->msg, where, a->file, a->line);
 	h->abort(h->cookie, vcpu, what);
 	return DEV_STOP;

@@ -24,6 +24,15 @@ static uint32_t prop_u32(const void *fdt, int node, const char *name)
 	return fdt32_ld(p);
 }
 
+/* Whether string property name of node is value; a missing property is not. */
+static int prop_is(const void *fdt, int node, const char *name, const char *value)
+{
+	int len;
+	const char *p = fdt_getprop(fdt, node, name, &len);
+
+	return p && len == (int)strlen(value) + 1 && !strcmp(p, value);
+}
+
 static void parse_args(const void *fdt, int chosen)
 {
 	int len, off = 0;
@@ -77,14 +86,7 @@ void bootinfo_parse(const void *fdt)
 	if (node < 0)
 		bad("/" MVM_FDT_CHOSEN, node);
 	fw_boot.tsc_khz = prop_u32(fdt, node, MVM_FDT_TSC_KHZ);
-	{
-		const char *e = fdt_getprop(fdt, node, MVM_FDT_EAGER, &len);
-
-		fw_boot.eager_touch = e && len == sizeof(MVM_FDT_EAGER_TOUCH) &&
-				      !strcmp(e, MVM_FDT_EAGER_TOUCH);
-		e = fdt_getprop(fdt, node, MVM_FDT_PAGING, &len);
-		fw_boot.tdp = e && len == sizeof(MVM_FDT_PAGING_TDP) &&
-			      !strcmp(e, MVM_FDT_PAGING_TDP);
-	}
+	fw_boot.eager_touch = prop_is(fdt, node, MVM_FDT_EAGER, MVM_FDT_EAGER_TOUCH);
+	fw_boot.tdp = prop_is(fdt, node, MVM_FDT_PAGING, MVM_FDT_PAGING_TDP);
 	parse_args(fdt, node);
 }

@@ -35,7 +35,7 @@ void cpu_init(uint32_t index)
 				  0x89ULL << 40 | ((tss >> 24) & 0xff) << 56;
 	c->gdt[MVM_SEL_TSS / 8 + 1] = tss >> 32;
 	memcpy(c->tss + 4, &rsp0, sizeof(rsp0));  /* RSP0: kernel stack for traps */
-	memcpy(c->tss + 36, &ist1, sizeof(ist1)); /* IST1: for #PF (idt_init) */
+	memcpy(c->tss + 36, &ist1, sizeof(ist1)); /* IST1: for #PF (idt_pf_variant) */
 	c->tss[102] = sizeof(c->tss);		  /* I/O bitmap base: none */
 	__asm__ volatile("lgdt %0" : : "m"(gdtr));
 	__asm__ volatile("ltr %w0" : : "r"(MVM_SEL_TSS));
@@ -69,8 +69,10 @@ static void set_gate(int v, uint64_t h, uint64_t ist)
 /*
  * #PF enters entry.S's fast path, on its own stack (IST1), in the variant
  * for the number of vCPUs (one vCPU needs no atomic PTE update) and the
- * paging (where its registers are cheapest to keep). Before the boot info
- * is read, the shadow-paging variant: it works everywhere.
+ * paging (where its registers are cheapest to keep): main.c picks it once
+ * the boot info is read. Until then #PF goes straight to the general stub
+ * (idt_init), where every variant would send it: no vCPU has a fault
+ * window before vm_fault() sets one (struct fault_state starts zeroed).
  */
 void idt_pf_variant(uint32_t vcpus, int tdp)
 {
@@ -80,10 +82,9 @@ void idt_pf_variant(uint32_t vcpus, int tdp)
 	set_gate(14, (uintptr_t)h, 1);
 }
 
-void idt_init(uint32_t vcpus)
+void idt_init(void)
 {
 	for (int v = 0; v < 256; v++)
 		set_gate(v, (uintptr_t)trap_stubs + 16 * (uint64_t)v, 0);
-	idt_pf_variant(vcpus, 0);
 	idt_load();
 }

@@ -132,7 +132,7 @@ void hc_mark(uint32_t mark, uint64_t tsc);
 
 /* cpu.c */
 void cpu_init(uint32_t index);
-void idt_init(uint32_t vcpus);		      /* build and load (vCPU 0) */
+void idt_init(void);			      /* build and load (vCPU 0) */
 void idt_pf_variant(uint32_t vcpus, int tdp); /* the #PF fast path for the paging */
 void idt_load(void);			      /* load the IDT vCPU 0 built */
 

@@ -24,7 +24,7 @@ void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus)
 {
 	cpu_init((uint32_t)cpu);
 	if (cpu == 0) {
-		idt_init((uint32_t)ncpus);
+		idt_init();
 		bootinfo_parse(fdt);
 		FW_ASSERT(ncpus == fw_boot.vcpus);
 		idt_pf_variant(fw_boot.vcpus, fw_boot.tdp);

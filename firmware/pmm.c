@@ -140,6 +140,18 @@ uint64_t pmm_alloc_fresh(uint64_t bytes)
 	return pa;
 }
 
+/* Pushes the run of `pages` pages from gpa up as the head run. Under the lock. */
+static void push_run(uint64_t gpa, uint64_t pages)
+{
+	uint64_t last = gpa + (pages - 1) * PAGE_SIZE;
+	struct run_node *node = (struct run_node *)last;
+
+	node->next = pmm.head;
+	node->first = gpa;
+	pmm.head = last;
+	pmm.nfree += pages;
+}
+
 /*
  * The pages go back where they came from: in front of the head run they
  * were cut from, or back among the never-used pages, or (if the allocator
@@ -161,12 +173,7 @@ void pmm_return_run(uint64_t pa, uint64_t n)
 	} else if (!head && pmm.next == end) {
 		pmm.next = pa;
 	} else {
-		struct run_node *node = (struct run_node *)(end - PAGE_SIZE);
-
-		node->next = pmm.head;
-		node->first = pa;
-		pmm.head = end - PAGE_SIZE;
-		pmm.nfree += n;
+		push_run(pa, n);
 	}
 	unlock();
 }
@@ -178,15 +185,8 @@ void pmm_free_runs(const struct mvm_zero_run *runs, uint32_t n)
 		return;
 	hc_zero(runs, n);
 	lock();
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t last = runs[i].gpa + (runs[i].pages - 1) * PAGE_SIZE;
-		struct run_node *node = (struct run_node *)last;
-
-		node->next = pmm.head;
-		node->first = runs[i].gpa;
-		pmm.head = last;
-		pmm.nfree += runs[i].pages;
-	}
+	for (uint32_t i = 0; i < n; i++)
+		push_run(runs[i].gpa, runs[i].pages);
 	unlock();
 }
 

@@ -28,6 +28,21 @@ struct mapping {
  * to the vCPU that made it: munmap flushes only its own TLB (there is no
  * shootdown). Every page of a live mapping has a page table from mmap on
  * (tables are never freed), so a fault only ever writes its PTE.
+ *
+ * Breaking that rule also races munmap against the other vCPU's faults.
+ * vCPU B's fault writes its PTE without vm_lock: entry.S's fast path (LOCK
+ * CMPXCHG of 0 to B's next fault page, after checking B's window), and
+ * the tail of vm_fault (after it drops the lock). If vCPU A munmaps B's
+ * window meanwhile, clearing B's window stops only faults that have not
+ * yet read it: B's CMPXCHG may still land, after A read that PTE as empty
+ * in unmap(). Then B's page is leaked (B's next has moved past it and no
+ * free list has it), and if it lands after A's clearing too, the PTE stays
+ * present in a range no mapping covers: B's access succeeds instead of
+ * crashing, and a later mmap at the same address (first_fit reuses it)
+ * finds the page already mapped: no fault, not logged, and not zero (it
+ * holds what B wrote). With one vCPU, or each mapping touched only by its
+ * owner, no other vCPU has the mapping as its window and none of this can
+ * happen. Not fixed: it would take a shootdown (or a lock) on this path.
  */
 static struct mapping maps[MAX_MAPPINGS];
 static volatile int vm_lock;
@@ -159,6 +174,15 @@ static void populate(struct mapping *m)
 			unlock();
 		}
 	}
+}
+
+/* The mapping va is in, or NULL. A free slot (start = end = 0) contains no va. Under vm_lock. */
+static struct mapping *find(uint64_t va)
+{
+	for (int i = 0; i < MAX_MAPPINGS; i++)
+		if (va >= maps[i].start && va < maps[i].end)
+			return &maps[i];
+	return NULL;
 }
 
 /* Lowest gap of `len` bytes: the same sizes mapped in the same order reuse addresses. */
@@ -301,21 +325,22 @@ static uint64_t unmap(const struct mapping *m, int logged)
 long vm_munmap(uint64_t va, uint64_t len)
 {
 	uint32_t cpu = this_cpu();
-	struct mapping *m = NULL;
+	struct mapping *m;
 	int logged;
 
 	len = (len + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	lock();
 	return_fault_pages(cpu);
-	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
-		if (maps[i].end && maps[i].start == va && maps[i].end == va + len)
-			m = &maps[i];
-	if (!m) {
+	m = find(va);
+	if (!m || m->start != va || m->end != va + len) {
 		unlock();
 		return -FW_EINVAL;
 	}
 	logged = m->owner == cpu && m->nruns != RUNS_UNKNOWN;
-	/* No vCPU's fast path may map into the range any more. */
+	/*
+	 * No vCPU's fault may map into the range any more, bar one already
+	 * past its window check: see above maps[].
+	 */
 	for (uint32_t c = 0; c < fw_boot.vcpus; c++) {
 		struct fault_state *fst = fault_state_of(c);
 
@@ -340,7 +365,7 @@ int vm_fault(uint64_t va, uint64_t error)
 {
 	uint32_t cpu = this_cpu();
 	struct fault_state *fst = fault_state_of(cpu);
-	struct mapping *m = NULL;
+	struct mapping *m;
 	uint64_t *pte, none = 0;
 
 	if (error & PTE_P)
@@ -348,9 +373,8 @@ int vm_fault(uint64_t va, uint64_t error)
 	lock();
 	if (va - fst->lo < fst->len)
 		m = &maps[fst->map]; /* the window's own pages ran out */
-	for (int i = 0; i < MAX_MAPPINGS && !m; i++)
-		if (va >= maps[i].start && va < maps[i].end)
-			m = &maps[i];
+	else
+		m = find(va);
 	if (!m) {
 		unlock();
 		return -1;

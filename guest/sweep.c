@@ -1,10 +1,10 @@
 /* sweep and flat: OSv's demand/populate mmap benchmark, and its second-level-only variant. */
 #include "guest.h"
 
-#define MIB	    (1UL << 20)
-#define PAGE	    4096UL
-#define MAX_DEFAULT 1024 /* MiB: the seed's largest size */
-#define MAX_SIZES   40
+#define MIB		  (1UL << 20)
+#define PAGE		  4096UL
+#define MAX_DEFAULT_SIZES 11 /* 1..1024 MiB: the seed's sizes */
+#define MAX_SIZES	  40
 
 struct opts {
 	uint64_t max_mib;
@@ -19,7 +19,6 @@ static struct {
 	uint32_t n; /* vCPUs taking part */
 	uint32_t nsizes;
 	struct mvm_rec_sweep *recs; /* [vcpu][size][mode] of the current iteration */
-	struct mvm_rec_sweep all[2 * MAX_SIZES];
 	char *flat_region;
 	uint64_t t[3]; /* vCPU 0's phase clock: start, mapped, touched */
 	struct barrier bar;
@@ -71,20 +70,17 @@ static uint64_t need_bytes(uint32_t nsizes, uint32_t n, int flat)
 }
 
 /*
- * Largest power of two (MiB, at most MAX_DEFAULT) each of n vCPUs can use:
+ * Largest power of two (MiB, at most 1024) each of n vCPUs can use:
  * sweep reuses freed pages, so needs its largest size plus page tables;
  * flat gives every size fresh memory, so needs 2N - 1.
  */
 static uint64_t default_max(uint64_t free_bytes, uint32_t n, int flat)
 {
-	uint64_t mib = MAX_DEFAULT;
-	uint32_t nsizes = 11; /* 1..1024 */
+	uint32_t nsizes = MAX_DEFAULT_SIZES;
 
-	while (mib > 1 && need_bytes(nsizes, n, flat) > free_bytes) {
-		mib /= 2;
+	while (nsizes > 1 && need_bytes(nsizes, n, flat) > free_bytes)
 		nsizes--;
-	}
-	return mib;
+	return 1UL << (nsizes - 1);
 }
 
 /*
@@ -120,15 +116,6 @@ static void phase(const struct ctx *c, int which)
 		barrier_wait(&run.bar, run.n);
 	if (c->cpu == 0)
 		run.t[which] = rdtsc();
-}
-
-/* The aggregate of measurement k: wall-clock map and touch of all vCPUs together. */
-static void wall(const struct ctx *c, uint32_t k)
-{
-	if (c->cpu == 0 && run.n > 1) {
-		run.all[k].map_cycles = run.t[1] - run.t[0];
-		run.all[k].touch_cycles = run.t[2] - run.t[1];
-	}
 }
 
 /*
@@ -189,7 +176,9 @@ static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
 /*
  * vCPU 0, once every vCPU finished measurement k of this iteration: one
  * batch (one exit, outside every timed region), the all-vCPU aggregate
- * first. The VMM samples KVM's counters at each batch, so a batch's
+ * first, its map and touch the wall clock of all vCPUs together (run.t[]
+ * is vCPU 0's and still measurement k's: it reports before its next
+ * phase()). The VMM samples KVM's counters at each batch, so a batch's
  * counters are this measurement's.
  */
 static void report(uint32_t per_cpu, uint32_t k)
@@ -204,8 +193,8 @@ static void report(uint32_t per_cpu, uint32_t k)
 	}
 	*a = run.recs[k];
 	a->vcpu = MVM_VCPU_ALL;
-	a->map_cycles = run.all[k].map_cycles;
-	a->touch_cycles = run.all[k].touch_cycles;
+	a->map_cycles = run.t[1] - run.t[0];
+	a->touch_cycles = run.t[2] - run.t[1];
 	a->pages = a->guest_faults = a->pfn_sum = a->unmap_cycles = 0;
 	for (uint32_t v = 0; v < run.n; v++) {
 		const struct mvm_rec_sweep *r = &run.recs[v * per_cpu + k];
@@ -290,7 +279,6 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 				} else {
 					measure_sweep(c, r, mib);
 				}
-				wall(c, k);
 				/* Every vCPU's munmap is done before the records go. */
 				if (run.n > 1)
 					barrier_wait(&run.bar, run.n);
