@@ -2,7 +2,7 @@
 #   bench_need / bench_need_check   say which Debian packages are missing; install nothing
 #   bench_on_exit                   cleanups run on exit, on error and on Ctrl-C
 #   bench_knob_set / _restore       change a sysfs knob; the original comes back on exit
-#   bench_order                     the ABBA schedule of a paired measurement
+#   bench_order / bench_order_seq   the run order: ABBA for two, a Williams design for more
 #   bench_stats / bench_ratios      medians, quartiles, min-max (bench/stats.awk), paired ratios
 #   bench_trace_open / _run / _parse  kernel-observed boundaries (a tracefs instance)
 #   bench_env_md                    the environment header of a report
@@ -62,7 +62,7 @@ bench_knob_restore() {
 	[ -z "${_bench_knob_saved[$1]+set}" ] || echo "${_bench_knob_saved[$1]}" >"$1"
 }
 
-# --- ABBA -------------------------------------------------------------------------
+# --- run order: ABBA, Williams designs ---------------------------------------------
 # bench_order ROUNDS NAME...: one name per line, round after round, each round
 # a row of a Williams design (a balanced Latin square): for two names A B, B A
 # (ABBA); for three, A B C, B C A, C A B, C B A, A C B, B A C. Over a whole
@@ -98,6 +98,11 @@ bench_order() {
 		for i in ${rows[r % ${#rows[@]}]}; do printf '%s\n' "${names[i]}"; done
 	done
 }
+
+# bench_order_seq ROUNDS NAME...: bench_order's schedule as words "NAME:SEQ", SEQ
+# counting each name's runs from 1 (its round), for `for run in $(...)` with
+# ${run%:*} the name and ${run##*:} the round. Names hold no white space or ':'.
+bench_order_seq() { bench_order "$@" | awk '{ print $0 ":" ++n[$0] }'; }
 
 # --- statistics -------------------------------------------------------------------
 # bench_stats [KEYS]: stdin "KEY... VALUE" -> "KEY... n median q1 q3 min max samples".
