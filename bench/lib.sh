@@ -120,13 +120,6 @@ bench_ratios() {
 				printf "%s\t%.9g\n", c[i], a / b } }'
 }
 
-# bench_fmt VALUE [SCALE] [DIGITS]: VALUE x SCALE with DIGITS significant digits (never "0.000").
-bench_fmt() {
-	awk -v v="$1" -v k="${2:-1}" -v d="${3:-3}" 'BEGIN {
-		if (v == "" || v == "-") { print "-"; exit }
-		x = v * k; printf (x == 0 ? "0" : "%." d "g"), x; print "" }'
-}
-
 # --- kernel-observed boundaries -------------------------------------------------------
 # A private tracefs instance (other users of tracing are not disturbed) with the
 # events that mark: exec of the program, its first guest port write (kvm_pio:
