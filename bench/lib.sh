@@ -156,26 +156,34 @@ bench_trace_open() {
 
 # bench_trace_run TRACE-OUT TIMING-OUT COMMAND...: run COMMAND under run-timed
 # (TIMING-OUT gets "wall_s status maxrss_kib minor_faults"), traced when tracing works.
+# Returns 0 when COMMAND ran, whatever its exit status; not 0 when it could not be
+# run or traced (run-timed's or the shell's reason is on stderr). Callers check it:
+#   bench_trace_run ... 2>LOG || die "... (log: LOG)"
+# (set -e would end the bench inside this function, without saying why).
 bench_trace_run() {
-	local tout=$1 timing=$2
+	local tout=$1 timing=$2 rc=0
 	shift 2
+	rm -f "$timing" # never a previous run's timing
 	if [ -z "$BENCH_TRACE" ]; then
 		: >"$tout"
-		"$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@"
-		return
+		"$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@" || rc=$?
+		return "$rc"
 	fi
 	: >"$BENCH_TRACE/trace"
 	(
 		# The pid filter first: while it is empty, every process's events are recorded.
-		echo "$BASHPID" >"$BENCH_TRACE/set_event_pid"
-		echo 1 >"$BENCH_TRACE/tracing_on"
+		echo "$BASHPID" >"$BENCH_TRACE/set_event_pid" || exit
+		echo 1 >"$BENCH_TRACE/tracing_on" || exit
 		exec "$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@"
-	)
-	echo 0 >"$BENCH_TRACE/tracing_on"
+	) || rc=$?
+	local off=0
+	echo 0 >"$BENCH_TRACE/tracing_on" || off=1
 	{
 		printf '# command: %s\n' "$1"
 		cat "$BENCH_TRACE/trace"
-	} >"$tout"
+	} >"$tout" || off=$?
+	[ "$rc" != 0 ] || rc=$off
+	return "$rc"
 }
 
 # bench_trace_parse TRACE: "exec_to_first_exit_s  populate_s" from one traced run
