@@ -2,7 +2,7 @@
 #   bench_need / bench_need_check   say which Debian packages are missing; install nothing
 #   bench_on_exit                   cleanups run on exit, on error and on Ctrl-C
 #   bench_knob_set / _restore       change a sysfs knob; the original comes back on exit
-#   bench_order                     the ABBA schedule of a paired measurement
+#   bench_order / bench_order_seq   the run order: ABBA for two, a Williams design for more
 #   bench_stats / bench_ratios      medians, quartiles, min-max (bench/stats.awk), paired ratios
 #   bench_trace_open / _run / _parse  kernel-observed boundaries (a tracefs instance)
 #   bench_env_md                    the environment header of a report
@@ -62,7 +62,7 @@ bench_knob_restore() {
 	[ -z "${_bench_knob_saved[$1]+set}" ] || echo "${_bench_knob_saved[$1]}" >"$1"
 }
 
-# --- ABBA -------------------------------------------------------------------------
+# --- run order: ABBA, Williams designs ---------------------------------------------
 # bench_order ROUNDS NAME...: one name per line, round after round, each round
 # a row of a Williams design (a balanced Latin square): for two names A B, B A
 # (ABBA); for three, A B C, B C A, C A B, C B A, A C B, B A C. Over a whole
@@ -99,6 +99,11 @@ bench_order() {
 	done
 }
 
+# bench_order_seq ROUNDS NAME...: bench_order's schedule as words "NAME:SEQ", SEQ
+# counting each name's runs from 1 (its round), for `for run in $(...)` with
+# ${run%:*} the name and ${run##*:} the round. Names hold no white space or ':'.
+bench_order_seq() { bench_order "$@" | awk '{ print $0 ":" ++n[$0] }'; }
+
 # --- statistics -------------------------------------------------------------------
 # bench_stats [KEYS]: stdin "KEY... VALUE" -> "KEY... n median q1 q3 min max samples".
 bench_stats() { awk -f "$BENCH_DIR/stats.awk" ${1:+-v keys="$1"}; }
@@ -113,13 +118,6 @@ bench_ratios() {
 			a = v[c[i], num, s[i]]; b = v[c[i], den, s[i]]
 			if (a != "" && b != "" && a != "-" && b != "-" && b + 0 > 0)
 				printf "%s\t%.9g\n", c[i], a / b } }'
-}
-
-# bench_fmt VALUE [SCALE] [DIGITS]: VALUE x SCALE with DIGITS significant digits (never "0.000").
-bench_fmt() {
-	awk -v v="$1" -v k="${2:-1}" -v d="${3:-3}" 'BEGIN {
-		if (v == "" || v == "-") { print "-"; exit }
-		x = v * k; printf (x == 0 ? "0" : "%." d "g"), x; print "" }'
 }
 
 # --- kernel-observed boundaries -------------------------------------------------------
@@ -158,26 +156,34 @@ bench_trace_open() {
 
 # bench_trace_run TRACE-OUT TIMING-OUT COMMAND...: run COMMAND under run-timed
 # (TIMING-OUT gets "wall_s status maxrss_kib minor_faults"), traced when tracing works.
+# Returns 0 when COMMAND ran, whatever its exit status; not 0 when it could not be
+# run or traced (run-timed's or the shell's reason is on stderr). Callers check it:
+#   bench_trace_run ... 2>LOG || die "... (log: LOG)"
+# (set -e would end the bench inside this function, without saying why).
 bench_trace_run() {
-	local tout=$1 timing=$2
+	local tout=$1 timing=$2 rc=0
 	shift 2
+	rm -f "$timing" # never a previous run's timing
 	if [ -z "$BENCH_TRACE" ]; then
 		: >"$tout"
-		"$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@"
-		return
+		"$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@" || rc=$?
+		return "$rc"
 	fi
 	: >"$BENCH_TRACE/trace"
 	(
 		# The pid filter first: while it is empty, every process's events are recorded.
-		echo "$BASHPID" >"$BENCH_TRACE/set_event_pid"
-		echo 1 >"$BENCH_TRACE/tracing_on"
+		echo "$BASHPID" >"$BENCH_TRACE/set_event_pid" || exit
+		echo 1 >"$BENCH_TRACE/tracing_on" || exit
 		exec "$REPO_DIR/build/bench/run-timed" -o "$timing" -- "$@"
-	)
-	echo 0 >"$BENCH_TRACE/tracing_on"
+	) || rc=$?
+	local off=0
+	echo 0 >"$BENCH_TRACE/tracing_on" || off=1
 	{
 		printf '# command: %s\n' "$1"
 		cat "$BENCH_TRACE/trace"
-	} >"$tout"
+	} >"$tout" || off=$?
+	[ "$rc" != 0 ] || rc=$off
+	return "$rc"
 }
 
 # bench_trace_parse TRACE: "exec_to_first_exit_s  populate_s" from one traced run
