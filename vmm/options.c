@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -184,12 +185,6 @@ static int set_trace(struct config *cfg, const char *arg)
 	return 0;
 }
 
-static int set_compare(struct config *cfg, const char *arg)
-{
-	cfg->compare = 1;
-	return 0;
-}
-
 static int set_repeat(struct config *cfg, const char *arg)
 {
 	unsigned long n;
@@ -200,8 +195,6 @@ static int set_repeat(struct config *cfg, const char *arg)
 	return 0;
 }
 
-static int warmup_given;
-
 static int set_warmup(struct config *cfg, const char *arg)
 {
 	unsigned long n;
@@ -209,37 +202,6 @@ static int set_warmup(struct config *cfg, const char *arg)
 	if (unsigned_arg(arg, 100, &n))
 		return bad("--warmup: '%s' is not a number from 0 to 100", arg);
 	cfg->warmup = (unsigned)n;
-	warmup_given = 1;
-	return 0;
-}
-
-static int set_strict_io(struct config *cfg, const char *arg)
-{
-	cfg->strict_io = 1;
-	return 0;
-}
-
-static int set_no_sandbox(struct config *cfg, const char *arg)
-{
-	cfg->no_sandbox = 1;
-	return 0;
-}
-
-static int set_raw(struct config *cfg, const char *arg)
-{
-	cfg->raw = 1;
-	return 0;
-}
-
-static int set_explain(struct config *cfg, const char *arg)
-{
-	cfg->explain = 1;
-	return 0;
-}
-
-static int set_quiet(struct config *cfg, const char *arg)
-{
-	cfg->quiet = 1;
 	return 0;
 }
 
@@ -265,6 +227,9 @@ static void list_backings(FILE *f)
 #define OPT_HELP    'h'
 #define OPT_VERSION 'V'
 
+#define FLAG(field)  offsetof(struct config, field)
+#define WARMUP_UNSET UINT_MAX /* no --warmup: the default follows --repeat */
+
 /* Every option once: getopt's tables and --help are made from these rows. */
 static const struct opt {
 	const char *name;
@@ -275,6 +240,7 @@ static const struct opt {
 	int (*set)(struct config *cfg,
 		   const char *arg); /* 0, or -EINVAL after a message */
 	void (*list)(FILE *f);	     /* the kinds it takes */
+	size_t flag; /* set == NULL: the int at this offset in config becomes 1 */
 } opts[] = {
 	{ "mem",
 	  'm',
@@ -283,7 +249,8 @@ static const struct opt {
 	  { "guest RAM, 8M to 1T: bytes or K/M/G/T suffix, a multiple",
 	    "of 2M (of 1G with --backing hugetlb1g) (default 1G)" },
 	  set_mem,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "vcpus",
 	  'c',
 	  required_argument,
@@ -291,14 +258,16 @@ static const struct opt {
 	  { "number of vCPUs, one thread each (default 1; at most",
 	    "what KVM and the image's header allow: 256 for guest.bin)" },
 	  set_vcpus,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "results",
 	  'o',
 	  required_argument,
 	  "FILE",
 	  { "write machine-readable results (JSON) (default: none)" },
 	  set_results,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "timeout",
 	  0,
 	  required_argument,
@@ -306,7 +275,8 @@ static const struct opt {
 	  { "end the run if the guest still runs after SEC seconds",
 	    "(default: no timeout)" },
 	  set_timeout,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "eager",
 	  0,
 	  optional_argument,
@@ -314,7 +284,8 @@ static const struct opt {
 	  { "back guest RAM up front, one slice per vCPU thread,",
 	    "before the guest runs (default: lazy). HOW:" },
 	  set_eager,
-	  list_strategies },
+	  list_strategies,
+	  0 },
 	{ "eager-threads",
 	  0,
 	  required_argument,
@@ -322,14 +293,16 @@ static const struct opt {
 	  { "host threads, 1 to 1024, for populate and prefault",
 	    "(default: one per vCPU, on the vCPU threads)" },
 	  set_eager_threads,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "backing",
 	  0,
 	  required_argument,
 	  "KIND",
 	  { "guest RAM backing (default anon):" },
 	  set_backing,
-	  list_backings },
+	  list_backings,
+	  0 },
 	{ "trace",
 	  0,
 	  required_argument,
@@ -337,7 +310,8 @@ static const struct opt {
 	  { "write the run as Chrome trace events (Perfetto,",
 	    "chrome://tracing): setup, vCPU and eager threads" },
 	  set_trace,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "compare",
 	  0,
 	  no_argument,
@@ -345,8 +319,9 @@ static const struct opt {
 	  { "run the guest lazily and with --eager (its HOW, or auto),",
 	    "each in a fresh VM; print both timelines and a verdict",
 	    "(eager cost, first-touch time saved, break-even)" },
-	  set_compare,
-	  NULL },
+	  NULL,
+	  NULL,
+	  FLAG(compare) },
 	{ "repeat",
 	  0,
 	  required_argument,
@@ -355,7 +330,8 @@ static const struct opt {
 	    "N of each in ABBA order: lazy eager eager lazy ...); print",
 	    "median [min-max] per phase, sweep row and summary (default 1)" },
 	  set_repeat,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "warmup",
 	  0,
 	  required_argument,
@@ -363,23 +339,26 @@ static const struct opt {
 	  { "runs before the measured ones, not counted (default 1",
 	    "with --repeat N > 1, else 0)" },
 	  set_warmup,
-	  NULL },
+	  NULL,
+	  0 },
 	{ "strict-io",
 	  0,
 	  no_argument,
 	  NULL,
 	  { "end the run (exit 4) at the first port or MMIO access",
 	    "no device claims (default: count them, reads see ~0)" },
-	  set_strict_io,
-	  NULL },
+	  NULL,
+	  NULL,
+	  FLAG(strict_io) },
 	{ "no-sandbox",
 	  0,
 	  no_argument,
 	  NULL,
 	  { "do not install the seccomp filters (default: every",
 	    "thread gets a kill-by-default allowlist before it", "enters the guest)" },
-	  set_no_sandbox,
-	  NULL },
+	  NULL,
+	  NULL,
+	  FLAG(no_sandbox) },
 	{ "quiet",
 	  'q',
 	  no_argument,
@@ -387,8 +366,9 @@ static const struct opt {
 	  { "only the OSv tables, and --repeat's and --compare's",
 	    "summaries: no guest console, info or timeline (a",
 	    "failing guest's last console lines still show)" },
-	  set_quiet,
-	  NULL },
+	  NULL,
+	  NULL,
+	  FLAG(quiet) },
 	{ "raw",
 	  0,
 	  no_argument,
@@ -396,23 +376,26 @@ static const struct opt {
 	  { "the image is a flat 64-bit binary with no minivmm header:",
 	    "loaded at 0x100000 and entered at its first byte (entry",
 	    "state in docs/guide.md); port 0xE9 prints, OUT to 0xF4 exits" },
-	  set_raw,
-	  NULL },
+	  NULL,
+	  NULL,
+	  FLAG(raw) },
 	{ "explain",
 	  0,
 	  no_argument,
 	  NULL,
 	  { "after the run, say what every column of its tables means" },
-	  set_explain,
-	  NULL },
-	{ "help", OPT_HELP, no_argument, NULL, { "this text" }, NULL, NULL },
+	  NULL,
+	  NULL,
+	  FLAG(explain) },
+	{ "help", OPT_HELP, no_argument, NULL, { "this text" }, NULL, NULL, 0 },
 	{ "version",
 	  OPT_VERSION,
 	  no_argument,
 	  NULL,
 	  { "print the version and guest ABI version" },
 	  NULL,
-	  NULL },
+	  NULL,
+	  0 },
 };
 
 #define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
@@ -508,6 +491,7 @@ int options_parse(int argc, char **argv, struct config *cfg)
 				.vcpus = 1,
 				.backing = &mm_backends[MM_ANON],
 				.repeat = 1,
+				.warmup = WARMUP_UNSET,
 				.argc = argc,
 				.argv = argv };
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
@@ -522,7 +506,6 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		}
 	}
 	longopts[ARRAY_SIZE(opts)] = (struct option){ 0 };
-	warmup_given = 0;
 	shorts[ns] = '\0';
 	opterr = 0;
 	/*
@@ -554,12 +537,14 @@ int options_parse(int argc, char **argv, struct config *cfg)
 				o = &opts[i];
 		if (!o)
 			return bad("unknown option '%s'", argv[optind - 1]);
-		if (o->set(cfg, optarg))
+		if (!o->set)
+			*(int *)((char *)cfg + o->flag) = 1;
+		else if (o->set(cfg, optarg))
 			return -EINVAL;
 	}
 	if (cfg->compare && cfg->eager == EAGER_NONE)
 		cfg->eager = EAGER_AUTO; /* the eager half of --compare */
-	if (!warmup_given)
+	if (cfg->warmup == WARMUP_UNSET)
 		cfg->warmup =
 			cfg->repeat > 1; /* first-run effects stay out of the medians */
 	if (cfg->eager_threads && cfg->eager == EAGER_TOUCH)

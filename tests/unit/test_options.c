@@ -98,4 +98,21 @@ void test_options(void)
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "g", "extra", NULL }) ==
 	      -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--mem", NULL }) == -EINVAL);
+
+	/* Flags set their own field and no other; --warmup defaults by --repeat. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--strict-io", "--raw", "g",
+					       NULL }) == 0);
+	CHECK(c.strict_io && c.raw && !c.no_sandbox && !c.explain && !c.quiet &&
+	      !c.compare && c.warmup == 0);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--no-sandbox", "--explain",
+					       "--compare", "--repeat", "3", "g",
+					       NULL }) == 0);
+	CHECK(c.no_sandbox && c.explain && c.compare && !c.strict_io && !c.raw &&
+	      c.warmup == 1);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--repeat", "3", "--warmup",
+					       "0", "g", NULL }) == 0);
+	CHECK(c.warmup == 0);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--warmup", "5", "g", NULL }) ==
+	      0);
+	CHECK(c.warmup == 5);
 }
