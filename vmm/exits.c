@@ -103,7 +103,7 @@ static enum vcpu_action on_io(struct vm *vm, struct vcpu *v)
 	return VCPU_CONTINUE;
 }
 
-/* Guest RAM is one memslot from 0 and no device claims MMIO: every MMIO exit is unclaimed. */
+/* Beyond the RAM memslot: the MMIO bus (no device registers there today: all unclaimed). */
 static enum vcpu_action on_mmio(struct vm *vm, struct vcpu *v)
 {
 	struct kvm_run *run = v->kvm_run;
