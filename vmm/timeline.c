@@ -95,6 +95,14 @@ void timeline_mark_at(struct timeline *tl, const char *name, double t, int guest
 		pthread_mutex_unlock(&tl->lock);
 		return;
 	}
+	/*
+	 * A phase never ends before the one recorded before it: a host mark's
+	 * time is read before this lock, and a guest mark's is converted from
+	 * its TSC (good to the anchor's window). Either can land a hair before
+	 * its predecessor; the boundary is then the predecessor's.
+	 */
+	if (tl->n && t < tl->p[tl->n - 1].t)
+		t = tl->p[tl->n - 1].t;
 	p = &tl->p[tl->n++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name);
@@ -124,35 +132,56 @@ static double tsc_seconds(const struct timeline *tl, uint64_t cycles)
  * The guest's clock is its TSC. Read it through KVM (MSR_IA32_TSC) just
  * before the first KVM_RUN and pair it with our clock: that anchor turns
  * every guest TSC value into our time (KVM keeps the vCPUs' TSCs in step).
- * Called on the first vCPU thread to reach its first KVM_RUN.
+ * The anchor is off by up to half the read's window, which a preempted
+ * thread can stretch to a millisecond on a busy machine: of a few reads, the
+ * narrowest window is kept. Called on the first vCPU thread to reach its
+ * first KVM_RUN.
  */
+#define TSC_ANCHOR_READS 4
+
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd)
 {
 	struct {
 		struct kvm_msrs m;
 		struct kvm_msr_entry e;
 	} msr = { .m.nmsrs = 1, .e.index = MSR_IA32_TSC };
-	double t0 = now_s(), t1;
-	int ok = ioctl(vcpu_fd, KVM_GET_MSRS, &msr) == 1;
+	double t0, t1 = 0, best = -1, t_tsc0 = 0;
+	uint64_t tsc0 = 0;
 
-	t1 = now_s();
+	for (unsigned i = 0; i < TSC_ANCHOR_READS; i++) {
+		t0 = now_s();
+		if (ioctl(vcpu_fd, KVM_GET_MSRS, &msr) != 1)
+			break;
+		t1 = now_s();
+		if (best < 0 || t1 - t0 < best) {
+			best = t1 - t0;
+			tsc0 = msr.e.data;
+			t_tsc0 = (t0 + t1) / 2;
+		}
+	}
 	pthread_mutex_lock(&tl->lock);
-	tl->anchored = ok;
-	tl->tsc0 = msr.e.data;
-	tl->t_tsc0 = (t0 + t1) / 2;
+	tl->anchored = best >= 0;
+	tl->tsc0 = tsc0;
+	tl->t_tsc0 = t_tsc0;
 	pthread_mutex_unlock(&tl->lock);
-	timeline_mark_at(tl, "guest_entry", t1, 0);
+	timeline_mark_at(tl, "guest_entry", now_s(), 0);
 }
 
-/* A guest phase marker (MVM_HC_MARK). Without an anchor, the exit's arrival is the time. */
+/*
+ * A guest phase marker (MVM_HC_MARK): its TSC in our time, but never later
+ * than now, when its exit arrived (the guest read the TSC before it exited).
+ * Without an anchor, the arrival is the time.
+ */
 void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc)
 {
-	double t = now_s();
+	double arrival = now_s(), t = arrival;
 
 	pthread_mutex_lock(&tl->lock); /* another vCPU may be setting the anchor */
 	if (tl->anchored && tl->tsc_khz)
 		t = tl->t_tsc0 + tsc_seconds(tl, tsc) - tsc_seconds(tl, tl->tsc0);
 	pthread_mutex_unlock(&tl->lock);
+	if (t > arrival)
+		t = arrival;
 	timeline_mark_at(tl, timeline_guest_mark_name(mark), t, 1);
 }
 

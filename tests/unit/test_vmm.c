@@ -280,3 +280,30 @@ void test_tables(void)
 		CHECK(named || exit_statuses[i].status == EXIT_GUEST_FAILED);
 	}
 }
+
+/*
+ * Phases end in the order they are recorded, whatever time each mark
+ * carries: a host mark read before another thread's, or a guest mark without
+ * an anchor (its exit's arrival), never ends before the phase recorded
+ * before it.
+ */
+void test_timeline_order(void)
+{
+	struct timeline *tl = timeline_create(NULL, 0);
+	double t[4];
+
+	CHECK(tl != NULL);
+	if (!tl)
+		return;
+	timeline_mark_at(tl, "exec", 1.0, 0);
+	timeline_mark_at(tl, "late", 3.0, 0);
+	timeline_mark_at(tl, "early", 2.0, 0); /* read before "late", recorded after */
+	timeline_guest_entry(tl, -1);	       /* no vCPU: no anchor */
+	timeline_guest_mark(tl, MVM_MARK_WORKLOAD_START, 0);
+	CHECK_EQ(timeline_count(tl), 5);
+	for (unsigned i = 0; i < 4; i++)
+		CHECK(timeline_phase(tl, i + 1, &t[i], NULL) != NULL);
+	CHECK(t[0] == 3.0 && t[1] == 3.0);   /* "early" ends with "late" */
+	CHECK(t[2] >= t[1] && t[3] >= t[2]); /* now_s() is far past 3 s */
+	timeline_free(tl);
+}
