@@ -192,14 +192,11 @@ int kvmstats_index(const struct kvm_stats *st, const char *name)
 	return -1;
 }
 
-int kvmstats_sample(struct kvm_stats *st, uint64_t *out)
+/* Every counter now, summed over the vCPUs; the caller holds st->lock. */
+static int sample_locked(struct kvm_stats *st, uint64_t *out)
 {
-	int r;
+	int r = src_read(&st->vm);
 
-	if (!st)
-		return -EOPNOTSUPP;
-	pthread_mutex_lock(&st->lock);
-	r = src_read(&st->vm);
 	for (uint32_t i = 0; !r && i < st->vm.n; i++)
 		out[i] = src_value(&st->vm, i);
 	for (uint32_t i = 0; st->nvcpu && i < st->vcpu[0].n; i++)
@@ -209,27 +206,44 @@ int kvmstats_sample(struct kvm_stats *st, uint64_t *out)
 		for (uint32_t i = 0; !r && i < st->vcpu[c].n && i < st->vcpu[0].n; i++)
 			out[st->vm.n + i] += src_value(&st->vcpu[c], i);
 	}
+	return r;
+}
+
+int kvmstats_sample(struct kvm_stats *st, uint64_t *out)
+{
+	int r;
+
+	if (!st)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&st->lock);
+	r = sample_locked(st, out);
 	pthread_mutex_unlock(&st->lock);
 	return r;
 }
 
+/*
+ * Sampled and compared under one lock: a sample read outside it could be
+ * older than the one another thread has just stored as `last`.
+ */
 int kvmstats_since(struct kvm_stats *st, uint64_t *out)
 {
 	unsigned n = kvmstats_count(st);
-	int r = kvmstats_sample(st, out), cum, first;
+	int r, cum, first;
 
-	if (r)
-		return r;
+	if (!st)
+		return -EOPNOTSUPP;
 	pthread_mutex_lock(&st->lock);
+	r = sample_locked(st, out);
 	first = !st->started;
-	st->started = 1;
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = 0; !r && k < n; k++) {
 		uint64_t v = out[k];
 
 		if (kvmstats_name(st, k, &cum) && cum)
 			out[k] -= st->last[k];
 		st->last[k] = v;
 	}
+	if (!r)
+		st->started = 1;
 	pthread_mutex_unlock(&st->lock);
-	return first;
+	return r ? r : first;
 }
