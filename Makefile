@@ -24,13 +24,19 @@ endif
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
                 -DMINIVMM_VERSION='"$(VERSION)"'
 # Each room sees only the headers it may use (docs/architecture.md): arrows point
-# one way, vmm -> devices -> mm -> include, and guest -> firmware -> include.
+# one way, vmm (the application) -> vmm/report -> vmm/measure -> vmm/machine ->
+# devices -> mm -> include, and guest -> firmware -> include.
 # tests/static/layering checks the same rules on the sources.
-INC_mm       := -Iinclude -Imm
-INC_devices  := $(INC_mm) -Idevices
-INC_vmm      := $(INC_devices) -Ivmm
-INC_firmware := -Iinclude -Ifirmware
-INC_guest    := $(INC_firmware) -Iguest
+INC_mm            := -Iinclude -Imm
+INC_devices       := $(INC_mm) -Idevices
+INC_vmm_machine   := $(INC_devices) -Ivmm/machine
+INC_vmm_measure   := $(INC_vmm_machine) -Ivmm/measure
+INC_vmm_report    := $(INC_vmm_measure) -Ivmm/report
+INC_vmm           := $(INC_vmm_report) -Ivmm
+INC_firmware      := -Iinclude -Ifirmware
+INC_guest         := $(INC_firmware) -Iguest
+# A source file's room: its top folder, or vmm_SUB for the rooms inside vmm/.
+room = $(if $(and $(filter vmm,$(word 1,$(subst /, ,$(1)))),$(word 3,$(subst /, ,$(1)))),vmm_$(word 2,$(subst /, ,$(1))),$(word 1,$(subst /, ,$(1))))
 HOST_LDLIBS  := -lfdt -lseccomp -lpthread -lm
 ifeq ($(SAN),1)
 HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
@@ -58,18 +64,18 @@ $(shell mkdir -p build/host)
 $(file >$(FLAGS_STAMP),$(FLAGS_NOW))
 endif
 
-# The source revision goes into every results file (vmm/env.c); only env.o
-# is rebuilt when it changes.
+# The source revision goes into every results file (vmm/report/results_file.c);
+# only that object is rebuilt when it changes.
 REVISION     := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 REV_STAMP    := build/host/revision
 ifneq ($(file <$(REV_STAMP)),$(REVISION))
 $(shell mkdir -p build/host)
 $(file >$(REV_STAMP),$(REVISION))
 endif
-build/host/vmm/env.o: $(REV_STAMP)
-build/host/vmm/env.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
+build/host/vmm/report/results_file.o: $(REV_STAMP)
+build/host/vmm/report/results_file.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
 
-VMM_SRC      := $(wildcard vmm/*.c mm/*.c devices/*.c)
+VMM_SRC      := $(wildcard vmm/*.c vmm/*/*.c mm/*.c devices/*.c)
 VMM_OBJ      := $(VMM_SRC:%.c=build/host/%.o)
 VMM_LIB_OBJ  := $(filter-out build/host/vmm/main.o,$(VMM_OBJ))
 FW_SRC       := $(wildcard firmware/*.c firmware/*.S guest/*.c)
@@ -108,7 +114,7 @@ minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 build/host/%.o: %.c $(FLAGS_STAMP) | check-deps
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) $(HOST_CFLAGS) $(INC_$(firstword $(subst /, ,$*))) -c -o $@ $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(INC_$(call room,$*)) -c -o $@ $<
 
 build/guest/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)

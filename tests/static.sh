@@ -11,10 +11,14 @@ declare -A INC
 	read -r WARN_FLAGS
 	read -r 'INC[mm]'
 	read -r 'INC[devices]'
+	read -r 'INC[vmm_machine]'
+	read -r 'INC[vmm_measure]'
+	read -r 'INC[vmm_report]'
 	read -r 'INC[vmm]'
 	read -r 'INC[firmware]'
-} < <(make -s --no-print-directory -j1 print-WARN print-INC_mm print-INC_devices print-INC_vmm print-INC_firmware)
-[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print five lines"
+} < <(make -s --no-print-directory -j1 print-WARN print-INC_mm print-INC_devices print-INC_vmm_machine \
+	print-INC_vmm_measure print-INC_vmm_report print-INC_vmm print-INC_firmware)
+[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print eight lines"
 CFLAGS_HOST="-std=gnu11 -D_GNU_SOURCE $WARN_FLAGS"
 
 # A copy of the rooms to break on purpose.
@@ -63,11 +67,37 @@ edit mm/ram.c 's/#include "mm.h"\n/#include "mm.h"\n#include "devices.h"\n/' &&
 fresh
 edit firmware/vm.c 's/#include "kernel.h"\n/#include "kernel.h"\n#include "guest.h"\n/' &&
 	refused layering-build-refuses-firmware-to-guest firmware firmware/vm.c 'guest.h: No such file'
+# Inside vmm/: the machine may not use the measurement, nor the measurement the report,
+# nor the report the application; and the machine's private header stays its own.
+fresh
+edit vmm/machine/vm.c 's/#include "internal.h"\n/#include "internal.h"\n#include "measure.h"\n/' &&
+	if ./tests/static/layering "$S/tree" >"$S/layering-sub.log" 2>&1; then
+		fail layering-catches-machine-to-measure "no complaint about vmm/machine/vm.c including measure.h"
+	elif grep -q 'vmm/machine/vm.c includes "measure.h"' "$S/layering-sub.log"; then
+		pass layering-catches-machine-to-measure
+	else
+		fail layering-catches-machine-to-measure "$(cat "$S/layering-sub.log")"
+	fi
+refused layering-build-refuses-machine-to-measure vmm_machine vmm/machine/vm.c 'measure.h: No such file'
+fresh
+edit vmm/measure/timeline.c 's/#include "measure.h"\n/#include "measure.h"\n#include "report.h"\n/' &&
+	refused layering-build-refuses-measure-to-report vmm_measure vmm/measure/timeline.c 'report.h: No such file'
+fresh
+edit vmm/report/json.c 's/#include "report.h"\n/#include "report.h"\n#include "app.h"\n/' &&
+	refused layering-build-refuses-report-to-app vmm_report vmm/report/json.c 'app.h: No such file'
+fresh
+edit vmm/run.c 's/#include "app.h"\n/#include "app.h"\n#include "internal.h"\n/' &&
+	if ./tests/static/layering "$S/tree" 2>&1 | grep -q 'vmm/run.c includes "internal.h", which is private to vmm/machine'; then
+		pass layering-catches-private-header
+	else
+		fail layering-catches-private-header "vmm/run.c including machine/internal.h went unnoticed"
+	fi
 
 # --- tables that cannot drift ---------------------------------------------
 fresh
 if compiles control-hypercall devices devices/hypercall.c && compiles control-backend mm mm/backend.c &&
-	compiles control-eager vmm vmm/eager.c && compiles control-end vmm vmm/end.c; then
+	compiles control-eager vmm_machine vmm/machine/eager.c &&
+	compiles control-end vmm_machine vmm/machine/end.c; then
 	pass build-checks-control
 else
 	fail build-checks-control "the untouched copy does not build: $(cat "$S"/control-*.log | head -c 600)"
@@ -89,12 +119,16 @@ edit mm/backend.c 's/\t\{ MM_MEMFD,[^}]*\},\n//s' &&
 	refused backing-row-deleted mm mm/backend.c "one row per enum mm_backing"
 # An eager strategy row deleted.
 fresh
-edit vmm/eager.c 's/\t\{ EAGER_TOUCH,.*?\} \},\n//s' &&
-	refused strategy-row-deleted vmm vmm/eager.c "one row per enum eager_strategy"
+edit vmm/machine/eager.c 's/\t\{ EAGER_TOUCH,.*?\} \},\n//s' &&
+	refused strategy-row-deleted vmm_machine vmm/machine/eager.c "one row per enum eager_strategy"
 # A run-end row deleted.
 fresh
-edit vmm/end.c 's/\t\{ END_USAGE,[^}]*\},\n//s' &&
-	refused run-end-row-deleted vmm vmm/end.c "one row per enum run_end"
+edit vmm/machine/end.c 's/\t\{ END_USAGE,[^}]*\},\n//s' &&
+	refused run-end-row-deleted vmm_machine vmm/machine/end.c "one row per enum run_end"
+# A phase row deleted.
+fresh
+edit vmm/measure/timeline.c 's/\t\{ PHASE_WORKLOAD_END,[^}]*\},\n//s' &&
+	refused phase-row-deleted vmm_measure vmm/measure/timeline.c "one row per enum phase"
 
 # --- docs that agree with the program --------------------------------------
 $MINIVMM --help >"$S/help.txt"
@@ -121,7 +155,7 @@ done
 if [ -z "$missing" ]; then pass docs-man-page-agrees; else fail docs-man-page-agrees "docs/minivmm.1 lacks:$missing"; fi
 
 # The legend: every column of every table, in the program's words
-# (vmm/legend.c), also in docs/guide.md ("- `NAME`: MEANING") and in the man
+# (vmm/report/legend.c), also in docs/guide.md ("- `NAME`: MEANING") and in the man
 # page's LEGEND (".B NAME" then the meaning, roff-escaped). legend_agrees
 # LEGEND.c prints what the docs lack or say differently.
 legend_agrees() {
@@ -143,21 +177,21 @@ legend_agrees() {
 				unless $m =~ /^\.B "?\Q$n\E"?\n\Q$t\E\n/m;
 		}
 		my ($sec) = $guide =~ /^## Reading the output\n(.*?)^## /ms;
-		for ($sec =~ /^- `([^`]+)`: /mg) { print "docs/guide.md: a legend row for $_, which vmm/legend.c does not have\n" unless $known{$_} }
+		for ($sec =~ /^- `([^`]+)`: /mg) { print "docs/guide.md: a legend row for $_, which vmm/report/legend.c does not have\n" unless $known{$_} }
 	' "$1" docs/guide.md docs/minivmm.1
 }
-if ! bad=$(legend_agrees vmm/legend.c 2>&1); then
+if ! bad=$(legend_agrees vmm/report/legend.c 2>&1); then
 	fail docs-legend-agrees "$bad"
 elif [ -n "$bad" ]; then
-	fail docs-legend-agrees "say what vmm/legend.c says (./minivmm --explain prints it):
+	fail docs-legend-agrees "say what vmm/report/legend.c says (./minivmm --explain prints it):
 $bad"
 else
 	pass docs-legend-agrees
 fi
 # The check itself: a column added to the program and to neither doc is caught.
 fresh
-edit vmm/legend.c 's/(\{ LEGEND_TIMELINE, "total",)/{ LEGEND_TIMELINE, "new column", "a meaning" },\n\t$1/' &&
-	if legend_agrees "$S/tree/vmm/legend.c" 2>&1 | grep -q 'guide.md: "- `new column`: a meaning"'; then
+edit vmm/report/legend.c 's/(\{ LEGEND_TIMELINE, "total",)/{ LEGEND_TIMELINE, "new column", "a meaning" },\n\t$1/' &&
+	if legend_agrees "$S/tree/vmm/report/legend.c" 2>&1 | grep -q 'guide.md: "- `new column`: a meaning"'; then
 		pass docs-legend-check-catches-a-new-column
 	else
 		fail docs-legend-check-catches-a-new-column "a new legend row went unnoticed"

@@ -1,21 +1,12 @@
 /* An experiment: one run, --repeat N runs, or --compare, each in a fresh VM, in ABBA order. */
-#include "vmm.h"
+#include "app.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-
-#define MAX_MODES	       2
-#define RESULTS_SCHEMA	       "minivmm-results"
-#define RESULTS_SCHEMA_VERSION 2
-
-/* Open fds and threads of the process, around each run: nothing may leak. */
-struct resources {
-	int fds, threads;
-};
+#define MAX_MODES 2
 
 struct experiment {
 	const struct config *cfg;
@@ -26,10 +17,12 @@ struct experiment {
 	unsigned nmodes, repeat, warmup;
 	unsigned planned, done;
 	int classic; /* one run per mode, no warm-up: each run prints as it goes */
-	struct run *runs;
-	unsigned *mode;	       /* of each planned run */
-	int *is_warmup;	       /* of each planned run */
-	struct resources *res; /* [0] before the first run, [i + 1] after run i */
+	struct run **runs;
+	struct run_view *views; /* of the runs done, once they are */
+	unsigned *mode;		/* of each planned run */
+	int *is_warmup;		/* of each planned run */
+	int *fds,
+		*threads; /* open in the process: [0] before the first run, [i + 1] after run i */
 	DIR *proc_fd, *proc_task;
 };
 
@@ -67,10 +60,10 @@ static int count_entries(DIR *d)
 	return n;
 }
 
-static void count_resources(const struct experiment *x, struct resources *r)
+static void count_resources(const struct experiment *x, unsigned i)
 {
-	r->fds = count_entries(x->proc_fd);
-	r->threads = count_entries(x->proc_task);
+	x->fds[i] = count_entries(x->proc_fd);
+	x->threads[i] = count_entries(x->proc_task);
 }
 
 static int plan(struct experiment *x)
@@ -81,8 +74,8 @@ static int plan(struct experiment *x)
 	x->mode_cfg[0] = *cfg;
 	x->label[0] = "run";
 	if (cfg->compare) {
-		x->mode_cfg[0].eager = EAGER_NONE;
-		x->mode_cfg[0].eager_threads = 0;
+		x->mode_cfg[0].vm.eager = EAGER_NONE;
+		x->mode_cfg[0].vm.eager_threads = 0;
 		x->mode_cfg[1] = *cfg;
 		x->label[0] = "lazy";
 		x->label[1] = "eager";
@@ -92,10 +85,12 @@ static int plan(struct experiment *x)
 	x->classic = x->repeat == 1 && x->warmup == 0;
 	x->planned = x->warmup + x->repeat * x->nmodes;
 	x->runs = calloc(x->planned, sizeof(*x->runs));
+	x->views = calloc(x->planned, sizeof(*x->views));
 	x->mode = calloc(x->planned, sizeof(*x->mode));
 	x->is_warmup = calloc(x->planned, sizeof(*x->is_warmup));
-	x->res = calloc(x->planned + 1, sizeof(*x->res));
-	if (!x->runs || !x->mode || !x->is_warmup || !x->res)
+	x->fds = calloc(x->planned + 1, sizeof(*x->fds));
+	x->threads = calloc(x->planned + 1, sizeof(*x->threads));
+	if (!x->runs || !x->views || !x->mode || !x->is_warmup || !x->fds || !x->threads)
 		return -ENOMEM;
 	for (unsigned i = 0; i < x->planned; i++) {
 		x->mode[i] = mode_of(x, i);
@@ -107,31 +102,35 @@ static int plan(struct experiment *x)
 }
 
 /* The measured runs of mode m (warm-ups left out), in the order they ran. */
-static unsigned measured(const struct experiment *x, unsigned m, const struct run **out)
+static unsigned measured(const struct experiment *x, unsigned m,
+			 const struct run_view **out)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < x->done; i++)
 		if (x->mode[i] == m && !x->is_warmup[i])
-			out[n++] = &x->runs[i];
+			out[n++] = &x->views[i];
 	return n;
 }
 
-static void one_line(const struct run *r, int status, FILE *f)
+static void one_line(const struct run_view *v, int status, FILE *f)
 {
 	struct tl_summary s;
 	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES];
+	const double *ms = s.ms;
 
-	run_summary(r, &s);
+	run_summary(v, &s);
 	fprintf(f,
 		"  status %d (%s): setup %s ms, %s%s%s, first useful work %s ms, total %s ms\n",
-		status, vm_end_reason(&r->vm), fmt_value(a, s.setup_ms, 1),
-		s.eager_ms >= 0 ? "eager " : "no eager",
-		s.eager_ms >= 0 ? fmt_value(b, s.eager_ms, 1) : "",
-		s.eager_ms >= 0 ? " ms" : "",
-		s.first_useful_work_ms >= 0 ? fmt_value(c, s.first_useful_work_ms, 1)
-					    : "-",
-		fmt_value(d, s.total_ms, 1));
+		status, vm_end_reason(v->vm),
+		ms[SUM_SETUP] >= 0 ? fmt_value(a, ms[SUM_SETUP], 1) : "-",
+		ms[SUM_EAGER] >= 0 ? "eager " : "no eager",
+		ms[SUM_EAGER] >= 0 ? fmt_value(b, ms[SUM_EAGER], 1) : "",
+		ms[SUM_EAGER] >= 0 ? " ms" : "",
+		ms[SUM_FIRST_USEFUL_WORK] >= 0
+			? fmt_value(c, ms[SUM_FIRST_USEFUL_WORK], 1)
+			: "-",
+		ms[SUM_TOTAL] >= 0 ? fmt_value(d, ms[SUM_TOTAL], 1) : "-");
 	fflush(f);
 }
 
@@ -143,7 +142,7 @@ static void header(const struct experiment *x, unsigned i)
 		snprintf(what, sizeof(what), " (warm-up, not counted)");
 	else if (x->mode[i] == 1 && x->classic)
 		snprintf(what, sizeof(what), " (--eager=%s)",
-			 eager_strategy_name(x->mode_cfg[1].eager));
+			 eager_strategy_name(x->mode_cfg[1].vm.eager));
 	printf("%s== run %u of %u: %s%s\n", x->classic && i ? "\n" : "", i + 1,
 	       x->planned, x->label[x->mode[i]], what);
 	fflush(stdout);
@@ -154,9 +153,9 @@ static int execute(struct experiment *x)
 {
 	int status = EXIT_GUEST_OK;
 
-	count_resources(x, &x->res[0]);
+	count_resources(x, 0);
 	for (unsigned i = 0; i < x->planned; i++) {
-		struct run *r = &x->runs[i];
+		struct run *r;
 		const struct run_opts o = { .env = x->env,
 					    .t_exec = i == 0 ? x->cfg->t_exec : now_s(),
 					    .out = x->out,
@@ -166,48 +165,29 @@ static int execute(struct experiment *x)
 
 		if (x->planned > 1 && !x->cfg->quiet)
 			header(x, i);
-		if (run_init(r, &x->mode_cfg[x->mode[i]], &o)) {
+		r = x->runs[i] = run_new(&x->mode_cfg[x->mode[i]], &o);
+		if (!r) {
 			fprintf(stderr, "minivmm: out of memory\n");
 			return EXIT_HOST;
 		}
 		x->done++;
 		status = run_execute(r);
+		run_view(r, &x->views[i]); /* what setup made: stats, eager */
 		run_report(r, status, x->classic && x->nmodes == 1);
-		count_resources(x, &x->res[i + 1]);
+		count_resources(x, i + 1);
 		if (!x->classic && !x->cfg->quiet)
-			one_line(r, status, stdout);
+			one_line(&x->views[i], status, stdout);
 		if (status != EXIT_GUEST_OK)
 			break;
 	}
 	return status;
 }
 
-/* --- the results file ------------------------------------------------------ */
-
-static void top(const struct experiment *x, struct json *j)
-{
-	json_string(j, "schema", RESULTS_SCHEMA);
-	json_u64(j, "schema_version", RESULTS_SCHEMA_VERSION);
-	env_write_json(x->env, j);
-}
-
-static void resources_json(const struct experiment *x, struct json *j)
-{
-	json_begin_object(j, "resources");
-	json_begin_array(j, "fds");
-	for (unsigned i = 0; i <= x->done; i++)
-		json_i64(j, NULL, x->res[i].fds);
-	json_end_array(j);
-	json_begin_array(j, "threads");
-	for (unsigned i = 0; i <= x->done; i++)
-		json_i64(j, NULL, x->res[i].threads);
-	json_end_array(j);
-	json_end_object(j);
-}
+/* --- the files ------------------------------------------------------------ */
 
 static int verdict_of(const struct experiment *x, struct verdict *v)
 {
-	const struct run *l[x->repeat + 1], *e[x->repeat + 1];
+	const struct run_view *l[x->repeat + 1], *e[x->repeat + 1];
 	struct run_facts lf[x->repeat + 1], ef[x->repeat + 1];
 	unsigned nl = measured(x, 0, l), ne = measured(x, 1, e), n = nl < ne ? nl : ne;
 
@@ -221,80 +201,35 @@ static int verdict_of(const struct experiment *x, struct verdict *v)
 	return 1;
 }
 
-static void build(struct json *j, const void *arg)
+static void view_of(const struct experiment *x, struct verdict *v,
+		    struct experiment_view *out)
 {
-	const struct experiment *x = arg;
-	struct verdict v;
-
-	json_begin_object(j, NULL);
-	top(x, j);
-	if (x->planned == 1) { /* one run: its members at the top */
-		run_write_members(&x->runs[0], j);
-		json_end_object(j);
-		return;
-	}
-	json_begin_object(j, "experiment");
-	json_string(j, "kind", x->nmodes == 2 ? "compare" : "repeat");
-	json_u64(j, "repeat", x->repeat);
-	json_u64(j, "warmup", x->warmup);
-	json_begin_array(j, "order");
-	for (unsigned i = 0; i < x->planned; i++)
-		json_string(j, NULL, x->label[x->mode[i]]);
-	json_end_array(j);
-	json_u64(j, "runs_done", x->done);
-	json_end_object(j);
-	json_begin_array(j, "runs");
-	for (unsigned i = 0; i < x->done; i++) {
-		json_begin_object(j, NULL);
-		json_u64(j, "index", i + 1);
-		json_string(j, "label", x->label[x->mode[i]]);
-		json_bool(j, "warmup", x->is_warmup[i]);
-		run_write_members(&x->runs[i], j);
-		json_end_object(j);
-	}
-	json_end_array(j);
-	json_begin_object(j, "aggregate");
-	for (unsigned m = 0; m < x->nmodes; m++) {
-		const struct run *rs[x->repeat + 1];
-		struct run_set set = { rs, measured(x, m, rs), x->label[m] };
-
-		aggregate_write_json(&set, j);
-	}
-	json_end_object(j);
-	if (verdict_of(x, &v))
-		verdict_write_json(&v, j);
-	resources_json(x, j);
-	json_end_object(j);
-}
-
-static void build_trace(struct json *j, const void *arg)
-{
-	const struct experiment *x = arg;
-	const struct run *runs[x->done ? x->done : 1];
-	const char *labels[x->done ? x->done : 1];
-	char names[x->done ? x->done : 1][32];
-
-	for (unsigned i = 0; i < x->done; i++) {
-		runs[i] = &x->runs[i];
-		if (x->planned == 1)
-			snprintf(names[i], sizeof(names[i]), "minivmm");
-		else
-			snprintf(names[i], sizeof(names[i]), "%s (run %u)",
-				 x->label[x->mode[i]], i + 1);
-		labels[i] = names[i];
-	}
-	trace_write(j, runs, labels, (int)x->done);
+	*out = (struct experiment_view){ .env = x->env,
+					 .planned = x->planned,
+					 .done = x->done,
+					 .repeat = x->repeat,
+					 .warmup = x->warmup,
+					 .nmodes = x->nmodes,
+					 .kind = x->nmodes == 2 ? "compare" : "repeat",
+					 .mode_label = x->label,
+					 .mode = x->mode,
+					 .is_warmup = x->is_warmup,
+					 .runs = x->views,
+					 .verdict = verdict_of(x, v) ? v : NULL,
+					 .fds = x->fds,
+					 .threads = x->threads };
 }
 
 /* Write a file that was asked for; a failure is reported with its real errno. */
 static int write_file(int fd, const char *what, const char *path,
-		      void (*fn)(struct json *, const void *), const void *arg)
+		      int (*fn)(int, const struct experiment_view *),
+		      const struct experiment_view *xv)
 {
 	int e;
 
 	if (fd < 0)
 		return 0;
-	e = json_write_fd(fd, fn, arg);
+	e = fn(fd, xv);
 	if (e)
 		fprintf(stderr, "minivmm: writing %s to %s: %s\n", what, path,
 			strerror(-e));
@@ -305,7 +240,7 @@ static int write_file(int fd, const char *what, const char *path,
 
 static void print_aggregates(const struct experiment *x)
 {
-	const struct run *rs[MAX_MODES][x->repeat + 1];
+	const struct run_view *rs[MAX_MODES][x->repeat + 1];
 	struct run_set sets[MAX_MODES];
 	struct verdict v;
 
@@ -330,10 +265,10 @@ static void explain(const struct experiment *x)
 	size_t n = 0;
 
 	for (unsigned i = 0; i < x->done && !n; i++)
-		results_sweep(x->runs[i].res, &n);
+		records_sweep(x->views[i].rec, &n);
 	if (n)
 		tables |= 1u << LEGEND_SWEEP;
-	if (x->cfg->eager != EAGER_NONE)
+	if (x->cfg->vm.eager != EAGER_NONE)
 		tables |= 1u << LEGEND_EAGER;
 	if (!x->classic)
 		tables |= 1u << LEGEND_REPEAT;
@@ -347,6 +282,8 @@ static void explain(const struct experiment *x)
 int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o)
 {
 	struct experiment x = { .cfg = cfg, .env = env, .out = o };
+	struct experiment_view xv;
+	struct verdict v;
 	int status, e;
 
 	if (plan(&x)) {
@@ -361,18 +298,22 @@ int experiment_main(const struct config *cfg, struct env *env, const struct outp
 		explain(&x);
 	env_complete(
 		env); /* if no run got as far as its guest (and no sandbox went on) */
-	e = write_file(o->results_fd, "results", cfg->results_path, build, &x);
-	e = write_file(o->trace_fd, "trace", cfg->trace_path, build_trace, &x) ?: e;
+	view_of(&x, &v, &xv);
+	e = write_file(o->results_fd, "results", cfg->results_path, results_file_write,
+		       &xv);
+	e = write_file(o->trace_fd, "trace", cfg->trace_path, trace_file_write, &xv) ?: e;
 	if (e && status == EXIT_GUEST_OK)
 		status =
 			EXIT_HOST; /* a script trusting the status must not lose the data */
 out:
 	for (unsigned i = 0; i < x.done; i++)
-		run_free(&x.runs[i]);
+		run_free(x.runs[i]);
 	free(x.runs);
+	free(x.views);
 	free(x.mode);
 	free(x.is_warmup);
-	free(x.res);
+	free(x.fds);
+	free(x.threads);
 	if (x.proc_fd)
 		closedir(x.proc_fd);
 	if (x.proc_task)

@@ -1,5 +1,5 @@
 /* minivmm: the options, the output files, the environment, then the experiment. */
-#include "vmm.h"
+#include "app.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (open_outputs(&cfg, &o))
 		return EXIT_USAGE;
-	if (env_start(&cfg, &env))
+	if (env_start(argc, argv, &env))
 		fprintf(stderr, "minivmm: out of memory for the environment record\n");
 	status = experiment_main(&cfg, env, &o);
 	if (close_outputs(&cfg, &o) && status == EXIT_GUEST_OK)

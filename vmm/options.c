@@ -1,12 +1,11 @@
 /* Command line: one table of options, from which getopt's list and --help are made. */
-#include "vmm.h"
+#include "app.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -99,13 +98,13 @@ static int unsigned_arg(const char *arg, unsigned long max, unsigned long *out)
 
 static int set_mem(struct config *cfg, const char *arg)
 {
-	if (parse_size(arg, &cfg->mem_bytes))
+	if (parse_size(arg, &cfg->vm.mem_bytes))
 		return bad("--mem: '%s' is not a size (bytes, or with K/M/G/T)", arg);
-	if (cfg->mem_bytes < MVM_MIN_MEM_BYTES)
+	if (cfg->vm.mem_bytes < MVM_MIN_MEM_BYTES)
 		return bad("--mem %s: below the minimum of 8M", arg);
-	if (cfg->mem_bytes > MVM_MAX_MEM_BYTES)
+	if (cfg->vm.mem_bytes > MVM_MAX_MEM_BYTES)
 		return bad("--mem %s: above the maximum of 1T", arg);
-	if (cfg->mem_bytes % MVM_RAM_ALIGN_BYTES)
+	if (cfg->vm.mem_bytes % MVM_RAM_ALIGN_BYTES)
 		return bad("--mem %s: not a multiple of 2M", arg);
 	return 0;
 }
@@ -120,7 +119,7 @@ static int set_vcpus(struct config *cfg, const char *arg)
 		return bad("--vcpus %s: need at least one vCPU", arg);
 	if (n > 4096)
 		return bad("--vcpus %s: more than 4096", arg);
-	cfg->vcpus = (unsigned)n;
+	cfg->vm.vcpus = (unsigned)n;
 	return 0;
 }
 
@@ -135,8 +134,9 @@ static int set_timeout(struct config *cfg, const char *arg)
 	char *end;
 
 	errno = 0;
-	cfg->timeout_s = strtod(arg, &end);
-	if (errno || *end || end == arg || !(cfg->timeout_s > 0) || cfg->timeout_s > 1e7)
+	cfg->vm.timeout_s = strtod(arg, &end);
+	if (errno || *end || end == arg || !(cfg->vm.timeout_s > 0) ||
+	    cfg->vm.timeout_s > 1e7)
 		return bad("--timeout: '%s' is not a positive number of seconds", arg);
 	return 0;
 }
@@ -145,12 +145,12 @@ static int set_eager(struct config *cfg, const char *arg)
 {
 	char list[128];
 
-	cfg->eager = EAGER_AUTO;
+	cfg->vm.eager = EAGER_AUTO;
 	if (!arg)
 		return 0;
 	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++)
 		if (!strcmp(arg, eager_strategies[i].name)) {
-			cfg->eager = eager_strategies[i].id;
+			cfg->vm.eager = eager_strategies[i].id;
 			return 0;
 		}
 	return bad("--eager=%s: strategies are %s", arg,
@@ -164,7 +164,7 @@ static int set_eager_threads(struct config *cfg, const char *arg)
 
 	if (unsigned_arg(arg, 1024, &n) || n == 0)
 		return bad("--eager-threads: '%s' is not a number from 1 to 1024", arg);
-	cfg->eager_threads = (unsigned)n;
+	cfg->vm.eager_threads = (unsigned)n;
 	return 0;
 }
 
@@ -172,8 +172,8 @@ static int set_backing(struct config *cfg, const char *arg)
 {
 	char list[128];
 
-	cfg->backing = mm_backend_find(arg);
-	if (!cfg->backing)
+	cfg->vm.backing = mm_backend_find(arg);
+	if (!cfg->vm.backing)
 		return bad("--backing %s: kinds are %s", arg,
 			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT));
 	return 0;
@@ -227,8 +227,21 @@ static void list_backings(FILE *f)
 #define OPT_HELP    'h'
 #define OPT_VERSION 'V'
 
-#define FLAG(field)  offsetof(struct config, field)
 #define WARMUP_UNSET UINT_MAX /* no --warmup: the default follows --repeat */
+
+/* On/off options: the int in config that the option sets to 1. */
+#define FLAG(name, field)                           \
+	static int *flag_##name(struct config *cfg) \
+	{                                           \
+		return &cfg->field;                 \
+	}
+FLAG(compare, compare)
+FLAG(strict_io, vm.strict_io)
+FLAG(no_sandbox, no_sandbox)
+FLAG(quiet, quiet)
+FLAG(raw, vm.raw)
+FLAG(explain, explain)
+#undef FLAG
 
 /* Every option once: getopt's tables and --help are made from these rows. */
 static const struct opt {
@@ -238,9 +251,9 @@ static const struct opt {
 	const char *arg;
 	const char *help[4];
 	int (*set)(struct config *cfg,
-		   const char *arg); /* 0, or -EINVAL after a message */
-	void (*list)(FILE *f);	     /* the kinds it takes */
-	size_t flag; /* set == NULL: the int at this offset in config becomes 1 */
+		   const char *arg);	  /* 0, or -EINVAL after a message */
+	void (*list)(FILE *f);		  /* the kinds it takes */
+	int *(*flag)(struct config *cfg); /* set == NULL: this int in config becomes 1 */
 } opts[] = {
 	{ "mem",
 	  'm',
@@ -250,7 +263,7 @@ static const struct opt {
 	    "of 2M (of 1G with --backing hugetlb1g) (default 1G)" },
 	  set_mem,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "vcpus",
 	  'c',
 	  required_argument,
@@ -259,7 +272,7 @@ static const struct opt {
 	    "what KVM and the image's header allow: 256 for guest.bin)" },
 	  set_vcpus,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "results",
 	  'o',
 	  required_argument,
@@ -267,7 +280,7 @@ static const struct opt {
 	  { "write machine-readable results (JSON) (default: none)" },
 	  set_results,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "timeout",
 	  0,
 	  required_argument,
@@ -276,7 +289,7 @@ static const struct opt {
 	    "(default: no timeout)" },
 	  set_timeout,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "eager",
 	  0,
 	  optional_argument,
@@ -285,7 +298,7 @@ static const struct opt {
 	    "before the guest runs (default: lazy). HOW:" },
 	  set_eager,
 	  list_strategies,
-	  0 },
+	  NULL },
 	{ "eager-threads",
 	  0,
 	  required_argument,
@@ -294,7 +307,7 @@ static const struct opt {
 	    "(default: one per vCPU, on the vCPU threads)" },
 	  set_eager_threads,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "backing",
 	  0,
 	  required_argument,
@@ -302,7 +315,7 @@ static const struct opt {
 	  { "guest RAM backing (default anon):" },
 	  set_backing,
 	  list_backings,
-	  0 },
+	  NULL },
 	{ "trace",
 	  0,
 	  required_argument,
@@ -311,7 +324,7 @@ static const struct opt {
 	    "chrome://tracing): setup, vCPU and eager threads" },
 	  set_trace,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "compare",
 	  0,
 	  no_argument,
@@ -321,7 +334,7 @@ static const struct opt {
 	    "(eager cost, first-touch time saved, break-even)" },
 	  NULL,
 	  NULL,
-	  FLAG(compare) },
+	  flag_compare },
 	{ "repeat",
 	  0,
 	  required_argument,
@@ -331,7 +344,7 @@ static const struct opt {
 	    "median [min-max] per phase, sweep row and summary (default 1)" },
 	  set_repeat,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "warmup",
 	  0,
 	  required_argument,
@@ -340,7 +353,7 @@ static const struct opt {
 	    "with --repeat N > 1, else 0)" },
 	  set_warmup,
 	  NULL,
-	  0 },
+	  NULL },
 	{ "strict-io",
 	  0,
 	  no_argument,
@@ -349,7 +362,7 @@ static const struct opt {
 	    "no device claims (default: count them, reads see ~0)" },
 	  NULL,
 	  NULL,
-	  FLAG(strict_io) },
+	  flag_strict_io },
 	{ "no-sandbox",
 	  0,
 	  no_argument,
@@ -358,7 +371,7 @@ static const struct opt {
 	    "thread gets a kill-by-default allowlist before it", "enters the guest)" },
 	  NULL,
 	  NULL,
-	  FLAG(no_sandbox) },
+	  flag_no_sandbox },
 	{ "quiet",
 	  'q',
 	  no_argument,
@@ -368,7 +381,7 @@ static const struct opt {
 	    "failing guest's last console lines still show)" },
 	  NULL,
 	  NULL,
-	  FLAG(quiet) },
+	  flag_quiet },
 	{ "raw",
 	  0,
 	  no_argument,
@@ -378,7 +391,7 @@ static const struct opt {
 	    "state in docs/guide.md); port 0xE9 prints, OUT to 0xF4 exits" },
 	  NULL,
 	  NULL,
-	  FLAG(raw) },
+	  flag_raw },
 	{ "explain",
 	  0,
 	  no_argument,
@@ -386,8 +399,8 @@ static const struct opt {
 	  { "after the run, say what every column of its tables means" },
 	  NULL,
 	  NULL,
-	  FLAG(explain) },
-	{ "help", OPT_HELP, no_argument, NULL, { "this text" }, NULL, NULL, 0 },
+	  flag_explain },
+	{ "help", OPT_HELP, no_argument, NULL, { "this text" }, NULL, NULL, NULL },
 	{ "version",
 	  OPT_VERSION,
 	  no_argument,
@@ -395,7 +408,7 @@ static const struct opt {
 	  { "print the version and guest ABI version" },
 	  NULL,
 	  NULL,
-	  0 },
+	  NULL },
 };
 
 #define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
@@ -487,9 +500,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	size_t ns = strlen(shorts);
 	int c;
 
-	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES,
-				.vcpus = 1,
-				.backing = &mm_backends[MM_ANON],
+	*cfg = (struct config){ .vm = { .mem_bytes = MVM_DEFAULT_MEM_BYTES,
+					.vcpus = 1,
+					.backing = &mm_backends[MM_ANON] },
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
 				.argc = argc,
@@ -538,37 +551,37 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		if (!o)
 			return bad("unknown option '%s'", argv[optind - 1]);
 		if (!o->set)
-			*(int *)((char *)cfg + o->flag) = 1;
+			*o->flag(cfg) = 1;
 		else if (o->set(cfg, optarg))
 			return -EINVAL;
 	}
-	if (cfg->compare && cfg->eager == EAGER_NONE)
-		cfg->eager = EAGER_AUTO; /* the eager half of --compare */
+	if (cfg->compare && cfg->vm.eager == EAGER_NONE)
+		cfg->vm.eager = EAGER_AUTO; /* the eager half of --compare */
 	if (cfg->warmup == WARMUP_UNSET)
 		cfg->warmup =
 			cfg->repeat > 1; /* first-run effects stay out of the medians */
-	if (cfg->eager_threads && cfg->eager == EAGER_TOUCH)
+	if (cfg->vm.eager_threads && cfg->vm.eager == EAGER_TOUCH)
 		return bad(
 			"--eager-threads sets host threads for populate and prefault; --eager=touch runs in the guest, one vCPU per slice (use --vcpus)");
-	if (cfg->eager_threads && cfg->eager == EAGER_NONE)
+	if (cfg->vm.eager_threads && cfg->vm.eager == EAGER_NONE)
 		return bad("--eager-threads needs --eager (auto, populate or prefault)");
-	if (cfg->mem_bytes % cfg->backing->page_bytes)
+	if (cfg->vm.mem_bytes % cfg->vm.backing->page_bytes)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",
-			cfg->backing->name);
+			cfg->vm.backing->name);
 	/* getopt consumed a "--" that ended the options: no image named, guest arguments follow. */
 	if (optind > 1 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
-		cfg->guest_path = NULL;
+		cfg->vm.guest_path = NULL;
 	} else if (optind < argc && strcmp(argv[optind], "--")) {
-		cfg->guest_path = argv[optind++];
+		cfg->vm.guest_path = argv[optind++];
 	} else {
-		cfg->guest_path = NULL;
+		cfg->vm.guest_path = NULL;
 		if (optind < argc)
 			optind++; /* the "--" */
 	}
-	if (!cfg->guest_path) {
-		cfg->guest_path = options_default_guest();
-		if (!cfg->guest_path)
+	if (!cfg->vm.guest_path) {
+		cfg->vm.guest_path = options_default_guest();
+		if (!cfg->vm.guest_path)
 			return bad(
 				"no guest image given, and none found beside minivmm (guest/guest.bin, or ../lib/minivmm/guest.bin once installed)");
 	} else if (optind < argc) {
@@ -576,17 +589,17 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT && optind >= 2;
 		     i++)
 			if (!strcmp(argv[optind - 2], "--eager") &&
-			    !strcmp(cfg->guest_path, eager_strategies[i].name))
+			    !strcmp(cfg->vm.guest_path, eager_strategies[i].name))
 				return bad(
 					"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
-					cfg->guest_path, cfg->guest_path);
+					cfg->vm.guest_path, cfg->vm.guest_path);
 		if (strcmp(argv[optind], "--"))
 			return bad(
 				"unexpected argument '%s' (guest arguments go after --)",
 				argv[optind]);
 		optind++;
 	}
-	cfg->guest_argc = argc - optind;
-	cfg->guest_argv = argv + optind;
+	cfg->vm.guest_argc = argc - optind;
+	cfg->vm.guest_argv = argv + optind;
 	return 0;
 }

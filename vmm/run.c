@@ -1,61 +1,87 @@
 /* One measured run: wires the VM, its devices and the subsystems, from setup to teardown. */
-#include "vmm.h"
+#include "app.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define PROGRESS_MIN_BYTES (1ULL << 30) /* a bar for eager population this big */
+#define PROGRESS_TICK_S	   0.1
+
+struct run {
+	const struct config *cfg;
+	struct run_opts o;
+	struct vm *vm;
+	struct console *console;
+	struct dev_host hc;  /* the hypercall port's view of this run */
+	struct eager *eager; /* NULL when lazy */
+	struct kvm_stats *stats;
+	struct timeline *tl;
+	struct records *rec;
+	pthread_mutex_t
+		print_lock; /* a batch's records are stored and printed together */
+	int entered;	    /* a vCPU marked guest_entry (atomic) */
+	int progress_bar;   /* eager's bar on stderr (a terminal, a big population) */
+	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
+	uint64_t image_len;
+};
+
 /* --- the devices' host: what the hypercall port asks of the VMM ------------ */
 
-static void hc_exit(void *cookie, unsigned vcpu, int32_t status)
+static void on_exit_hc(void *cookie, unsigned vcpu, int32_t status)
 {
 	struct run *r = cookie;
 
-	vm_finish(&r->vm, END_GUEST_EXIT, status, "guest exited with status %d (vCPU %u)",
+	vm_finish(r->vm, END_GUEST_EXIT, status, "guest exited with status %d (vCPU %u)",
 		  status, vcpu);
 }
 
-static void hc_abort(void *cookie, unsigned vcpu, const char *what)
+static void on_abort_hc(void *cookie, unsigned vcpu, const char *what)
 {
 	struct run *r = cookie;
 
-	vm_finish(&r->vm, END_GUEST_ABORT, 0, "guest aborted on vCPU %u: %s", vcpu, what);
+	vm_finish(r->vm, END_GUEST_ABORT, 0, "guest aborted on vCPU %u: %s", vcpu, what);
 }
 
-static void hc_violation(void *cookie, unsigned vcpu, const char *what)
+static void on_violation(void *cookie, unsigned vcpu, const char *what)
 {
 	struct run *r = cookie;
 
-	vm_finish(&r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s",
-		  vcpu, what);
+	vm_finish(r->vm, END_ABI_VIOLATION, 0, "guest ABI violation on vCPU %u: %s", vcpu,
+		  what);
 }
 
 /* A batch of records (one per measurement): kept, with its counters, and its rows printed. */
-static int hc_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
+static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 {
 	struct run *r = cookie;
 	int e;
 
+	pthread_mutex_lock(&r->print_lock);
 	if (kind == MVM_REC_SWEEP) {
 		/* KVM's counters since the previous batch: what this measurement cost. */
 		uint64_t now[kvmstats_count(r->stats) + 1];
 		const uint64_t *kvm = kvmstats_since(r->stats, now) ? NULL : now;
+		size_t from;
 
-		e = results_add_sweep(r->res, recs, n, kvm, kvmstats_count(r->stats),
-				      r->tables ? stdout : NULL);
+		records_sweep(r->rec, &from);
+		e = records_add_sweep(r->rec, recs, n, kvm, kvmstats_count(r->stats));
+		if (!e && r->o.tables)
+			tables_sweep_batch(r->rec, from, stdout);
 	} else {
-		e = results_add_touch(r->res, recs, n);
-		if (!e && r->verbose)
-			report_touch(r->res, stdout);
+		e = records_add_touch(r->rec, recs, n);
+		if (!e && r->o.verbose)
+			tables_touch(r->rec, stdout);
 	}
+	pthread_mutex_unlock(&r->print_lock);
 	if (e)
-		vm_finish(&r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
+		vm_finish(r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
 			  strerror(-e));
 	return e;
 }
 
-static void hc_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
+static void on_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 {
 	struct run *r = cookie;
 
@@ -68,38 +94,37 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 			  const char *who)
 {
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
-				 .out_fds = r->out->fds,
-				 .nout = r->out->n };
+				 .out_fds = r->o.out->fds,
+				 .nout = r->o.out->n };
 	int e;
 
 	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
 	e = sandbox_enter(role, &f);
 	if (e)
-		vm_finish(&r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s",
+		vm_finish(r->vm, END_HOST_ERROR, 0, "sandbox: seccomp filter for %s: %s",
 			  who, strerror(-e));
 }
 
-static void vcpu_enter(void *cookie, struct vcpu *v)
+static void vcpu_enter(void *cookie, unsigned vcpu, int vcpu_fd)
 {
 	struct run *r = cookie;
 	char who[32];
 
-	eager_vcpu_gate(r->eager, &r->vm, v);
+	eager_vcpu_gate(r->eager, r->vm, vcpu);
 	/* The first vCPU to get here marks the guest's entry: another may end the run early. */
-	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) &&
-	    !vm_stopping(&r->vm))
-		timeline_guest_entry(r->tl, v->fd);
-	if (r->sandbox && !vm_stopping(&r->vm)) {
-		snprintf(who, sizeof(who), "vCPU %u", v->index);
-		enter_sandbox(r, SANDBOX_VCPU, v->fd, who);
+	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) && !vm_stopping(r->vm))
+		timeline_guest_entry(r->tl, vcpu_fd);
+	if (!r->cfg->no_sandbox && !vm_stopping(r->vm)) {
+		snprintf(who, sizeof(who), "vCPU %u", vcpu);
+		enter_sandbox(r, SANDBOX_VCPU, vcpu_fd, who);
 	}
 }
 
-static void vcpu_leave(void *cookie, struct vcpu *v)
+static void vcpu_leave(void *cookie, unsigned vcpu)
 {
 	struct run *r = cookie;
 
-	console_flush(r->console, v->index);
+	console_flush(r->console, vcpu);
 }
 
 /* --- setup ----------------------------------------------------------------- */
@@ -111,54 +136,53 @@ static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
 {
 	va_list ap;
 
-	r->vm.end = end;
 	va_start(ap, fmt);
-	vsnprintf(r->vm.message, sizeof(r->vm.message), fmt, ap);
+	vm_set_end(r->vm, end, fmt, ap);
 	va_end(ap);
 	return -1;
 }
 
-int run_init(struct run *r, const struct config *cfg, const struct run_opts *o)
+struct run *run_new(const struct config *cfg, const struct run_opts *o)
 {
-	*r = (struct run){ .cfg = cfg,
-			   .t_exec = o->t_exec,
-			   .tables = o->tables,
-			   .verbose = o->verbose,
-			   .sandbox = !cfg->no_sandbox,
-			   .sandbox_main = o->sandbox_main,
-			   .out = o->out,
-			   .env = o->env };
-	vm_init(&r->vm);
-	r->vm.strict_io = cfg->strict_io;
-	r->vm.raw = cfg->raw;
-	r->vm.hooks = (struct vm_hooks){ r, vcpu_enter, vcpu_leave };
-	r->console = console_create(cfg->vcpus, stdout, !r->verbose);
-	r->tl = timeline_create(NULL, 0);
-	r->res = results_create();
-	if (!r->console || !r->tl || !r->res)
-		return -ENOMEM;
+	struct run *r = calloc(1, sizeof(*r));
+	struct vm_hooks hooks = { r, vcpu_enter, vcpu_leave };
+
+	if (!r)
+		return NULL;
+	r->cfg = cfg;
+	r->o = *o;
+	pthread_mutex_init(&r->print_lock, NULL);
+	r->vm = vm_new(cfg->vm.strict_io, cfg->vm.raw, &hooks);
+	r->console = console_create(cfg->vm.vcpus, stdout, !o->verbose);
+	r->tl = timeline_create();
+	r->rec = records_create();
+	if (!r->vm || !r->console || !r->tl || !r->rec) {
+		run_free(r);
+		return NULL;
+	}
 	r->hc = (struct dev_host){ .cookie = r,
-				   .ram = &r->vm.ram,
+				   .ram = vm_ram(r->vm),
 				   .console = r->console,
-				   .exit = hc_exit,
-				   .abort = hc_abort,
-				   .violation = hc_violation,
-				   .records = hc_records,
-				   .mark = hc_mark };
-	return 0;
+				   .exit = on_exit_hc,
+				   .abort = on_abort_hc,
+				   .violation = on_violation,
+				   .records = on_records,
+				   .mark = on_mark };
+	return r;
 }
 
 int run_register_devices(struct run *r)
 {
-	int e = hypercalls_register(&r->hc, &r->vm.pio);
+	struct io_bus *pio = vm_pio(r->vm);
+	int e = hypercalls_register(&r->hc, pio);
 
-	e = e ?: console_register(r->console, &r->vm.pio);
-	return e ?: exitport_register(&r->hc, &r->vm.pio);
+	e = e ?: console_register(r->console, pio);
+	return e ?: exitport_register(&r->hc, pio);
 }
 
 static int check_guest_args(struct run *r)
 {
-	const struct config *cfg = r->cfg;
+	const struct vm_config *cfg = &r->cfg->vm;
 	size_t total = 0;
 
 	for (int i = 0; i < cfg->guest_argc; i++)
@@ -174,21 +198,23 @@ static int check_guest_args(struct run *r)
 /* Read and check the image before anything else: a bad path costs no KVM setup. */
 static int read_guest(struct run *r)
 {
-	const char *path = r->cfg->guest_path;
+	const struct vm_config *cfg = &r->cfg->vm;
+	struct mvm_image_header hdr;
 	char err[256];
-	int e = loader_read(path, &r->image, &r->image_len, err, sizeof(err));
+	int e = loader_read(cfg->guest_path, &r->image, &r->image_len, err, sizeof(err));
 
 	if (e)
 		return setup_fail(r, END_USAGE, "%s", err);
-	if (r->cfg->raw)
-		e = loader_raw(r->image_len, r->cfg->mem_bytes, r->cfg->vcpus,
-			       &r->vm.image, err, sizeof(err));
+	if (cfg->raw)
+		e = loader_raw(r->image_len, cfg->mem_bytes, cfg->vcpus, &hdr, err,
+			       sizeof(err));
 	else
-		e = loader_check(r->image, r->image_len, r->cfg->mem_bytes, r->cfg->vcpus,
-				 &r->vm.image, err, sizeof(err));
+		e = loader_check(r->image, r->image_len, cfg->mem_bytes, cfg->vcpus, &hdr,
+				 err, sizeof(err));
 	if (e)
 		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE,
-				  "%s: %s", path, err);
+				  "%s: %s", cfg->guest_path, err);
+	vm_set_image(r->vm, &hdr);
 	return 0;
 }
 
@@ -199,75 +225,74 @@ static int read_guest(struct run *r)
  */
 static void place_guest(struct run *r)
 {
-	const struct config *cfg = r->cfg;
-	struct vm *vm = &r->vm;
+	const struct vm_config *cfg = &r->cfg->vm;
+	struct guest_ram *ram = vm_ram(r->vm);
+	const struct platform *plat = vm_platform(r->vm);
 	struct bootinfo bi = { .mem_bytes = cfg->mem_bytes,
-			       .vcpus = vm->nvcpus,
-			       .tsc_khz = vm->plat.tsc_khz,
+			       .vcpus = vm_nvcpus(r->vm),
+			       .tsc_khz = plat->tsc_khz,
 			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
-			       .tdp = vm->plat.tdp,
+			       .tdp = plat->tdp,
 			       .argc = cfg->guest_argc,
 			       .argv = cfg->guest_argv };
 	char err[256];
 
-	memcpy(mm_gpa_to_hva(&vm->ram, MVM_LOAD_GPA, r->image_len), r->image,
-	       r->image_len);
+	memcpy(mm_gpa_to_hva(ram, MVM_LOAD_GPA, r->image_len), r->image, r->image_len);
 	/* check_guest_args() bounded the arguments: the FDT fits its area. */
-	if (bootinfo_build(mm_gpa_to_hva(&vm->ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
+	if (bootinfo_build(mm_gpa_to_hva(ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
 			   MVM_BOOTINFO_MAX, &bi, err, sizeof(err)))
-		vm_finish(vm, END_USAGE, 0, "boot info: %s", err);
-	loader_entry_tables(&vm->ram);
-	timeline_mark(r->tl, "guest_loaded");
+		vm_finish(r->vm, END_USAGE, 0, "boot info: %s", err);
+	loader_entry_tables(ram);
+	timeline_mark(r->tl, PHASE_GUEST_LOADED);
 }
 
 static int setup(struct run *r)
 {
-	const struct config *cfg = r->cfg;
-	struct vm *vm = &r->vm;
+	const struct vm_config *cfg = &r->cfg->vm;
+	struct vm *vm = r->vm;
+	const struct platform *plat = vm_platform(vm);
 	char err[256];
 	int e;
 
-	timeline_mark_at(r->tl, "exec", r->t_exec, 0);
+	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
 	if (check_guest_args(r) || read_guest(r))
 		return -1;
-	timeline_mark(r->tl, "image_read");
-	if (cfg->no_sandbox)
+	timeline_mark(r->tl, PHASE_IMAGE_READ);
+	if (r->cfg->no_sandbox)
 		fprintf(stderr,
 			"minivmm: WARNING: --no-sandbox: no seccomp filters; a guest that subverts this process can make any system call\n");
 	if (kvm_open(vm, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
-	timeline_mark(r->tl, "kvm_open");
+	timeline_mark(r->tl, PHASE_KVM_OPEN);
 	if (kvm_create_vm(vm, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
-	timeline_mark(r->tl, "vm_created");
+	timeline_mark(r->tl, PHASE_VM_CREATED);
 	platform_detect(vm);
-	if (r->verbose)
-		platform_print(&vm->plat, stdout);
-	if (cfg->vcpus > (unsigned)vm->plat.max_vcpus)
+	if (r->o.verbose)
+		platform_print(plat, stdout);
+	if (cfg->vcpus > (unsigned)plat->max_vcpus)
 		return setup_fail(
 			r, END_USAGE,
 			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
-			cfg->vcpus, vm->plat.max_vcpus);
-	if (mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
+			cfg->vcpus, plat->max_vcpus);
+	if (vm_map_ram(vm, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "guest RAM: %s", err);
-	e = mm_memslot_register(vm->vm_fd, &vm->ram);
-	if (e)
-		return setup_fail(r, END_HOST_ERROR,
-				  "KVM: KVM_SET_USER_MEMORY_REGION: %s", strerror(-e));
-	timeline_mark(r->tl, "ram_mapped");
+	timeline_mark(r->tl, PHASE_RAM_MAPPED);
 	if (vm_create_vcpus(vm, cfg->vcpus, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
 	e = kvmstats_open(vm, &r->stats);
-	if (e && e != -EOPNOTSUPP && r->verbose)
+	if (e && e != -EOPNOTSUPP && r->o.verbose)
 		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n",
 			strerror(-e));
-	timeline_attach(r->tl, r->stats, vm->plat.tsc_khz);
-	results_set_tsc_khz(r->res,
-			    vm->plat.tsc_khz); /* records are in guest TSC cycles */
-	timeline_mark(r->tl, "vcpus_created");
+	timeline_attach(r->tl, r->stats, plat->tsc_khz);
+	records_set_tsc_khz(r->rec, plat->tsc_khz); /* records are in guest TSC cycles */
+	timeline_mark(r->tl, PHASE_VCPUS_CREATED);
 	/* Before anything is populated: refuse what cannot be backed. */
 	if (eager_plan(cfg, vm, &r->eager, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
+	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
+	r->progress_bar = eager_host_side(r->eager) && !r->cfg->quiet &&
+			  isatty(STDERR_FILENO) && cfg->mem_bytes > PROGRESS_MIN_BYTES;
 	e = run_register_devices(r);
 	if (e)
 		return setup_fail(r, END_HOST_ERROR, "devices: %s", strerror(-e));
@@ -275,6 +300,22 @@ static int setup(struct run *r)
 }
 
 /* --- running --------------------------------------------------------------- */
+
+/* The main thread's tick while eager threads work: a progress bar on a terminal. */
+static void progress(void *cookie)
+{
+	struct run *r = cookie;
+	uint64_t done, total;
+	int width = 40, filled;
+
+	eager_progress(r->eager, &done, &total);
+	filled = total ? (int)(done * (uint64_t)width / total) : 0;
+	fprintf(stderr, "\reager %s: [%.*s%*s] %3d%% %.1f/%.1f GiB",
+		eager_strategy_name(eager_strategy(r->eager)), filled,
+		"########################################", width - filled, "",
+		total ? (int)(done * 100 / total) : 0, (double)done / BYTES_PER_GIB,
+		(double)total / BYTES_PER_GIB);
+}
 
 /*
  * Eager population first (dedicated threads, or the vCPU threads' own
@@ -284,11 +325,15 @@ static int setup(struct run *r)
  */
 static void eager_done(struct run *r)
 {
+	if (r->progress_bar) {
+		progress(r);
+		fputc('\n', stderr);
+	}
 	if (eager_end_time(r->eager) <= 0)
 		return;
-	timeline_mark_at(r->tl, "eager_done", eager_end_time(r->eager), 0);
-	if (r->verbose) {
-		eager_report(r->eager, r->cfg, stdout);
+	timeline_mark_at(r->tl, PHASE_EAGER_DONE, eager_end_time(r->eager), 0);
+	if (r->o.verbose) {
+		eager_report(r->eager, stdout);
 		fflush(stdout);
 	}
 }
@@ -301,17 +346,19 @@ static void eager_done(struct run *r)
  */
 static void main_thread_ready(struct run *r)
 {
-	env_complete(r->env);
+	env_complete(r->o.env);
 	/* Every thread exists now: the main thread's filter allows no more. */
-	if (r->sandbox && r->sandbox_main)
+	if (!r->cfg->no_sandbox && r->o.sandbox_main)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 }
 
 static void run_guest(struct run *r)
 {
-	struct vm *vm = &r->vm;
+	struct vm *vm = r->vm;
 	struct eager *e = r->eager;
-	double deadline = r->cfg->timeout_s > 0 ? now_s() + r->cfg->timeout_s : 0;
+	double timeout = r->cfg->vm.timeout_s,
+	       deadline = timeout > 0 ? now_s() + timeout : 0;
+	void (*tick)(void *) = r->progress_bar ? progress : NULL;
 	sigset_t old;
 
 	vm_signals_block(vm, &old);
@@ -321,14 +368,14 @@ static void run_guest(struct run *r)
 		vm_start_vcpus(vm);
 		main_thread_ready(r);
 		eager_release(e);
-		eager_wait(e, vm);
+		eager_wait(e, vm, tick, r, PROGRESS_TICK_S);
 		eager_done(r);
 		if (!vm_stopping(vm))
 			place_guest(r);
 		eager_go(e);
 	} else {
 		if (eager_host_side(e))
-			eager_run_dedicated(e, vm);
+			eager_run_dedicated(e, vm, tick, r, PROGRESS_TICK_S);
 		eager_done(r);
 		if (!vm_stopping(vm))
 			place_guest(r);
@@ -337,7 +384,7 @@ static void run_guest(struct run *r)
 		/* The guest runs: the record's files cost nothing on the way to it. */
 		main_thread_ready(r);
 	}
-	vm_run_to_end(vm, deadline, r->cfg->timeout_s);
+	vm_run_to_end(vm, deadline, timeout);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -345,88 +392,48 @@ int run_execute(struct run *r)
 {
 	if (!setup(r))
 		run_guest(r);
-	timeline_mark(r->tl, "vm_exit");
+	timeline_mark(r->tl, PHASE_VM_EXIT);
 	kvmstats_close(r->stats);
-	vm_teardown(&r->vm);
-	return vm_exit_status(&r->vm);
+	vm_teardown(r->vm);
+	return vm_exit_status(r->vm);
 }
 
 /* --- what the run measured ------------------------------------------------- */
 
-void run_summary(const struct run *r, struct tl_summary *s)
+void run_view(const struct run *r, struct run_view *v)
 {
-	double eager_ms =
-		eager_host_side(r->eager) ? eager_seconds(r->eager) * MSEC_PER_SEC : -1;
-	size_t n;
-	const struct mvm_rec_touch *t = results_touch(r->res, &n);
-
-	if (eager_strategy(r->eager) == EAGER_TOUCH && n)
-		eager_ms = results_seconds(r->res, t[n - 1].cycles) * MSEC_PER_SEC;
-	timeline_summary(r->tl, eager_ms, s);
-	s->eager_in_guest = eager_strategy(r->eager) == EAGER_TOUCH;
+	*v = (struct run_view){ .cfg = &r->cfg->vm,
+				.vm = r->vm,
+				.eager = r->eager,
+				.console = r->console,
+				.stats = r->stats,
+				.tl = r->tl,
+				.rec = r->rec };
 }
 
-static void report_unclaimed(const char *what, const struct io_bus *bus, FILE *f)
+struct vm *run_vm(struct run *r)
 {
-	struct io_unclaimed u = io_bus_unclaimed_counts(bus);
-
-	if (u.count)
-		fprintf(f, "minivmm: %llu unclaimed %s access%s (first: %s 0x%llx)\n",
-			(unsigned long long)u.count, what, u.count == 1 ? "" : "es",
-			u.first_write ? "write to" : "read from",
-			(unsigned long long)u.first_addr);
+	return r->vm;
 }
 
 void run_report(struct run *r, int status, int timeline)
 {
-	uint64_t dropped = console_counts(r->console).dropped;
+	struct run_view v;
 
-	fflush(stdout);
-	if (status != EXIT_GUEST_OK && !r->verbose) {
-		/* Quiet, and the guest failed: what it said last is how the user learns why. */
-		char tail[1024];
-		size_t n = console_tail(r->console, tail, sizeof(tail));
-		const char *from = memchr(tail, '\n', n);
-
-		from = from && n == sizeof(tail) ? from + 1 : tail;
-		if (n)
-			fprintf(stderr,
-				"minivmm: the guest's last console output:\n%.*s%s",
-				(int)(n - (size_t)(from - tail)), from,
-				tail[n - 1] == '\n' ? "" : "\n");
-	}
-	if (status != EXIT_GUEST_OK || r->verbose)
-		fprintf(stderr, "minivmm: %s\n", r->vm.message);
-	if (r->verbose) {
-		report_unclaimed("port I/O", &r->vm.pio, stderr);
-		report_unclaimed("MMIO", &r->vm.mmio, stderr);
-		if (dropped)
-			fprintf(stderr,
-				"minivmm: dropped %llu bytes of guest console output past the %llu MiB limit\n",
-				(unsigned long long)dropped, CONSOLE_LIMIT_BYTES >> 20);
-	}
-	if (timeline && r->verbose && timeline_time(r->tl, "guest_entry") > 0) {
-		struct tl_summary s;
-
-		run_summary(r, &s);
-		timeline_print(r->tl, &s, stdout);
-		fflush(stdout);
-	}
+	run_view(r, &v);
+	ending_print(&v, status, r->o.verbose, timeline);
 }
 
 void run_free(struct run *r)
 {
+	if (!r)
+		return;
 	free(r->image);
-	r->image = NULL;
-	vm_free(&r->vm);
+	vm_free(r->vm);
 	console_free(r->console);
 	eager_free(r->eager);
 	timeline_free(r->tl);
 	kvmstats_free(r->stats);
-	results_free(r->res);
-	r->console = NULL;
-	r->eager = NULL;
-	r->tl = NULL;
-	r->stats = NULL;
-	r->res = NULL;
+	records_free(r->rec);
+	free(r);
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm.h"
+#include "app.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -37,9 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 	if (options_parse(argc, argv, &cfg) == 0) {
-		if (!cfg.guest_path || cfg.vcpus == 0 ||
-		    cfg.mem_bytes < MVM_MIN_MEM_BYTES ||
-		    cfg.mem_bytes % MVM_RAM_ALIGN_BYTES || !cfg.backing)
+		if (!cfg.vm.guest_path || cfg.vm.vcpus == 0 ||
+		    cfg.vm.mem_bytes < MVM_MIN_MEM_BYTES ||
+		    cfg.vm.mem_bytes % MVM_RAM_ALIGN_BYTES || !cfg.vm.backing)
 			abort();
 	}
 	if (parse_size(buf, &bytes) == 0 && buf[0] == '\0')

@@ -3,7 +3,7 @@
 
 #include "check.h"
 #include "devices.h"
-#include "vmm.h" /* run_register_devices: the devices a run has */
+#include "app.h" /* run_register_devices: the devices a run has */
 
 static uint8_t mem[1 << 16];
 static struct guest_ram ram = { .hva = mem,
@@ -104,10 +104,12 @@ void test_pio_register(void)
 	struct io_dev c = { "c", 0x3f0, 8, dummy_io, NULL };
 	struct io_dev d = { "d", 0xffff, 2, dummy_io, NULL };
 	struct io_dev e = { "e", 0x10, 0, dummy_io, NULL };
-	static const struct config cfg = { .quiet = 1, .vcpus = 1 };
+	static const struct config cfg = { .quiet = 1, .vm.vcpus = 1 };
 	static const struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
-	struct run r;
-	const struct io_bus *pio = &r.vm.pio;
+	struct run *r;
+	const struct io_bus *pio;
+	struct dev_host host = { 0 };
+	struct console *con = console_create(1, stdout, 1);
 
 	io_bus_init(&bus, 0x10000);
 	CHECK(io_bus_register(&bus, &a) == 0);
@@ -130,23 +132,27 @@ void test_pio_register(void)
 
 	/* Every device minivmm has, as a run registers them (run_register_devices),
 	 * once; twice overlaps. */
-	CHECK(run_init(&r, &cfg, &(struct run_opts){ .out = &outs }) == 0);
-	CHECK(run_register_devices(&r) == 0);
+	r = run_new(&cfg, &(struct run_opts){ .out = &outs });
+	CHECK(r != NULL && con != NULL);
+	if (!r || !con)
+		return;
+	pio = vm_bus(run_vm(r), 0);
+	CHECK(run_register_devices(r) == 0);
 	CHECK(io_bus_find(pio, MVM_HC_PORT) && io_bus_find(pio, MVM_DEBUGCON_PORT) &&
 	      io_bus_find(pio, MVM_COM1_PORT + 5) && io_bus_find(pio, MVM_EXIT_PORT));
-	CHECK(run_register_devices(&r) == -EEXIST);
+	CHECK(run_register_devices(r) == -EEXIST);
 	/* One by one, each register function refuses its ports when taken. The
 	 * same ranges as the run's: a device added there and not here fails. */
 	io_bus_init(&bus, 0x10000);
-	CHECK(hypercalls_register(&r.hc, &bus) == 0 &&
-	      console_register(r.console, &bus) == 0 &&
-	      exitport_register(&r.hc, &bus) == 0);
+	CHECK(hypercalls_register(&host, &bus) == 0 && console_register(con, &bus) == 0 &&
+	      exitport_register(&host, &bus) == 0);
 	CHECK_EQ(bus.n, pio->n);
 	for (unsigned i = 0; i < bus.n && i < pio->n; i++)
 		CHECK(bus.devs[i].base == pio->devs[i].base &&
 		      bus.devs[i].len == pio->devs[i].len);
-	CHECK(hypercalls_register(&r.hc, &bus) == -EEXIST);
-	CHECK(console_register(r.console, &bus) == -EEXIST);
-	CHECK(exitport_register(&r.hc, &bus) == -EEXIST);
-	run_free(&r);
+	CHECK(hypercalls_register(&host, &bus) == -EEXIST);
+	CHECK(console_register(con, &bus) == -EEXIST);
+	CHECK(exitport_register(&host, &bus) == -EEXIST);
+	console_free(con);
+	run_free(r);
 }

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "json.h"
+#include "report.h"
 
 void test_json_escape(void)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "vmm.h"
+#include "app.h"
 
 void test_parse_size(void)
 {
@@ -47,19 +47,19 @@ void test_options(void)
 	struct config c;
 
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "g.bin", NULL }) == 0);
-	CHECK_EQ(c.mem_bytes, 1ULL << 30);
-	CHECK_EQ(c.vcpus, 1);
-	CHECK(c.guest_argc == 0 && !strcmp(c.guest_path, "g.bin"));
+	CHECK_EQ(c.vm.mem_bytes, 1ULL << 30);
+	CHECK_EQ(c.vm.vcpus, 1);
+	CHECK(c.vm.guest_argc == 0 && !strcmp(c.vm.guest_path, "g.bin"));
 
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "-m", "64M", "-c", "2",
 					       "--timeout", "1.5", "-q", "-o", "r.json",
 					       "g.bin", "--", "hello", "--x", NULL }) ==
 	      0);
-	CHECK_EQ(c.mem_bytes, 64ULL << 20);
-	CHECK_EQ(c.vcpus, 2);
-	CHECK(c.timeout_s == 1.5 && c.quiet && !strcmp(c.results_path, "r.json"));
-	CHECK(c.guest_argc == 2 && !strcmp(c.guest_argv[0], "hello") &&
-	      !strcmp(c.guest_argv[1], "--x"));
+	CHECK_EQ(c.vm.mem_bytes, 64ULL << 20);
+	CHECK_EQ(c.vm.vcpus, 2);
+	CHECK(c.vm.timeout_s == 1.5 && c.quiet && !strcmp(c.results_path, "r.json"));
+	CHECK(c.vm.guest_argc == 2 && !strcmp(c.vm.guest_argv[0], "hello") &&
+	      !strcmp(c.vm.guest_argv[1], "--x"));
 
 	/* A parse that stops inside a cluster must not leave getopt in that argv (fuzz find). */
 	{
@@ -72,7 +72,7 @@ void test_options(void)
 		memset(bad, 'X', 3); /* the buffer reused for something else */
 		CHECK(parse(&c, (const char *const[]){ "minivmm", "-q", "g.bin",
 						       NULL }) == 0);
-		CHECK(c.quiet && !strcmp(c.guest_path, "g.bin"));
+		CHECK(c.quiet && !strcmp(c.vm.guest_path, "g.bin"));
 		free(bad);
 		free(prog);
 	}
@@ -102,12 +102,12 @@ void test_options(void)
 	/* Flags set their own field and no other; --warmup defaults by --repeat. */
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--strict-io", "--raw", "g",
 					       NULL }) == 0);
-	CHECK(c.strict_io && c.raw && !c.no_sandbox && !c.explain && !c.quiet &&
+	CHECK(c.vm.strict_io && c.vm.raw && !c.no_sandbox && !c.explain && !c.quiet &&
 	      !c.compare && c.warmup == 0);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--no-sandbox", "--explain",
 					       "--compare", "--repeat", "3", "g",
 					       NULL }) == 0);
-	CHECK(c.no_sandbox && c.explain && c.compare && !c.strict_io && !c.raw &&
+	CHECK(c.no_sandbox && c.explain && c.compare && !c.vm.strict_io && !c.vm.raw &&
 	      c.warmup == 1);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--repeat", "3", "--warmup",
 					       "0", "g", NULL }) == 0);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "vmm.h"
+#include "machine.h"
 
 #define FAKE_VCPU_FD  900
 #define FAKE_STATS_FD 901

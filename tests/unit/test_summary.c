@@ -2,7 +2,7 @@
 #include <math.h>
 
 #include "check.h"
-#include "vmm.h"
+#include "report.h"
 
 void test_spread(void)
 {
@@ -41,11 +41,11 @@ void test_spread(void)
 
 static struct run_facts facts(double setup, double eager, double pass, double fuw)
 {
-	return (struct run_facts){ .s = { .setup_ms = setup,
-					  .eager_ms = eager,
-					  .first_pass_ms = pass,
-					  .first_useful_work_ms = fuw,
-					  .total_ms = fuw + 1 },
+	return (struct run_facts){ .s.ms = { [SUM_SETUP] = setup,
+					     [SUM_EAGER] = eager,
+					     [SUM_FIRST_PASS] = pass,
+					     [SUM_FIRST_USEFUL_WORK] = fuw,
+					     [SUM_TOTAL] = fuw + 1 },
 				   .touched_bytes = 1 << 30,
 				   .ram_bytes = 4.0 * (1 << 30) };
 }
@@ -69,15 +69,15 @@ void test_verdict(void)
 	      fabs(v.break_even.median - 390.0 / (900.0 * 4)) < 1e-9);
 
 	/* Overlapping spreads: the verdict may not pick a side. */
-	eager[0].s.first_useful_work_ms = 1150;
-	eager[1].s.first_useful_work_ms = 950;
-	eager[2].s.first_useful_work_ms = 1050;
+	eager[0].s.ms[SUM_FIRST_USEFUL_WORK] = 1150;
+	eager[1].s.ms[SUM_FIRST_USEFUL_WORK] = 950;
+	eager[2].s.ms[SUM_FIRST_USEFUL_WORK] = 1050;
 	compare_verdict(lazy, eager, 3, &v);
 	CHECK(!v.sooner_conclusive);
 
 	/* Eager that saves nothing never breaks even. */
 	for (int i = 0; i < 3; i++)
-		eager[i].s.first_pass_ms = lazy[i].s.first_pass_ms + 5;
+		eager[i].s.ms[SUM_FIRST_PASS] = lazy[i].s.ms[SUM_FIRST_PASS] + 5;
 	compare_verdict(lazy, eager, 3, &v);
 	CHECK(v.break_even.n == 0 && v.never == 3);
 }

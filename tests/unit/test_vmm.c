@@ -5,7 +5,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "vmm.h"
+#include "app.h"
+#include "internal.h" /* the fabricated VM of the exit-dispatch tests */
 
 void test_bootinfo_fdt(void)
 {
@@ -118,9 +119,9 @@ void test_loader_check(void)
 }
 
 /* A run whose VM has 1 MiB of RAM and one vCPU, with no KVM behind them. */
-static struct run run;
-static struct vm *const vm = &run.vm;
-static struct config cfg = { .quiet = 1, .vcpus = 1 };
+static struct run *run;
+static struct vm *vm;
+static struct config cfg = { .quiet = 1, .vm.vcpus = 1 };
 static struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
 static struct vcpu vcpu;
 
@@ -133,14 +134,19 @@ static void fake_vm(void)
 		mem = calloc(1, 1 << 20);
 		kvm_run = calloc(1, 4096);
 	}
-	vm->vcpus = NULL; /* ours is static */
-	run_free(&run);
-	CHECK(run_init(&run, &cfg, &(struct run_opts){ .out = &outs }) == 0);
+	if (vm)
+		vm->vcpus = NULL; /* ours is static */
+	run_free(run);
+	run = run_new(&cfg, &(struct run_opts){ .out = &outs });
+	CHECK(run != NULL);
+	if (!run)
+		abort();
+	vm = run_vm(run);
 	vm->nvcpus = 1;
 	vm->vcpus = &vcpu;
 	vm->ram = (struct guest_ram){ .hva = mem, .size = 1 << 20, .map_bytes = 1 << 20 };
 	vm->plat.tsc_khz = 1000000;
-	CHECK(run_register_devices(&run) == 0);
+	CHECK(run_register_devices(run) == 0);
 	memset(kvm_run, 0, 4096);
 	vcpu = (struct vcpu){ .vm = vm, .fd = -1, .kvm_run = kvm_run, .run_size = 4096 };
 }
@@ -170,14 +176,16 @@ void test_exit_dispatch(void)
 	struct mvm_hc_console con = { { MVM_HC_CONSOLE, sizeof(con) }, 0x3000, 6 };
 	struct mvm_hc_exit ex = { { MVM_HC_EXIT, sizeof(ex) }, 3, 0 };
 	struct kvm_run *r;
+	struct run_view view;
 
 	signal(SIGUSR2, SIG_IGN); /* vm_finish wakes the "main thread": us */
 	fake_vm();
+	run_view(run, &view);
 	r = vcpu.kvm_run;
 	memcpy(vm->ram.hva + 0x2000, &con, sizeof(con));
 	memcpy(vm->ram.hva + 0x3000, "hello\n", 6);
 	CHECK(out32(MVM_HC_PORT, 0x2000) == VCPU_CONTINUE);
-	CHECK_EQ(console_counts(run.console).bytes, 6);
+	CHECK_EQ(console_counts(view.console).bytes, 6);
 	CHECK(vm->end == END_RUNNING);
 
 	memcpy(vm->ram.hva + 0x2000, &ex, sizeof(ex));
@@ -271,7 +279,15 @@ void test_tables(void)
 		CHECK(hc_name(nr) != NULL);
 	CHECK(hc_name(0) == NULL && hc_name(MVM_HC_COUNT) == NULL);
 	for (uint32_t m = 1; m < MVM_MARK_COUNT; m++)
-		CHECK(timeline_guest_mark_name(m) != NULL);
+		CHECK(phase_of_guest_mark(m) < PHASE_COUNT);
+	CHECK(phase_of_guest_mark(0) == PHASE_COUNT &&
+	      phase_of_guest_mark(MVM_MARK_COUNT) == PHASE_COUNT);
+	for (unsigned i = 0; i < PHASE_COUNT; i++) {
+		CHECK_EQ(phases[i].id, i);
+		CHECK(phases[i].name && phases[i].meaning);
+	}
+	for (unsigned i = 0; i < SUM_COUNT; i++)
+		CHECK(summary_names[i] != NULL);
 	for (unsigned i = 0; i < exit_status_count; i++) {
 		int named = 0;
 
@@ -289,21 +305,23 @@ void test_tables(void)
  */
 void test_timeline_order(void)
 {
-	struct timeline *tl = timeline_create(NULL, 0);
+	struct timeline *tl = timeline_create();
 	double t[4];
 
 	CHECK(tl != NULL);
 	if (!tl)
 		return;
-	timeline_mark_at(tl, "exec", 1.0, 0);
-	timeline_mark_at(tl, "late", 3.0, 0);
-	timeline_mark_at(tl, "early", 2.0, 0); /* read before "late", recorded after */
-	timeline_guest_entry(tl, -1);	       /* no vCPU: no anchor */
+	timeline_mark_at(tl, PHASE_EXEC, 1.0, 0);
+	timeline_mark_at(tl, PHASE_KVM_OPEN, 3.0, 0);
+	timeline_mark_at(tl, PHASE_IMAGE_READ, 2.0,
+			 0); /* read before kvm_open, recorded after */
+	timeline_mark_at(tl, PHASE_KVM_OPEN, 4.0, 0); /* the first mark of a phase wins */
+	timeline_guest_entry(tl, -1);		      /* no vCPU: no anchor */
 	timeline_guest_mark(tl, MVM_MARK_WORKLOAD_START, 0);
 	CHECK_EQ(timeline_count(tl), 5);
 	for (unsigned i = 0; i < 4; i++)
-		CHECK(timeline_phase(tl, i + 1, &t[i], NULL) != NULL);
-	CHECK(t[0] == 3.0 && t[1] == 3.0);   /* "early" ends with "late" */
+		CHECK(timeline_phase(tl, i + 1, &t[i], NULL) < PHASE_COUNT);
+	CHECK(t[0] == 3.0 && t[1] == 3.0);   /* image_read ends with kvm_open */
 	CHECK(t[2] >= t[1] && t[3] >= t[2]); /* now_s() is far past 3 s */
 	timeline_free(tl);
 }

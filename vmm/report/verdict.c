@@ -1,89 +1,7 @@
-/* --compare's verdict: what lazy and eager runs say, from medians, and when they cannot say. */
-#include "vmm.h"
+/* --compare's verdict for people and in the results file. */
+#include "report.h"
 
 #include <math.h>
-#include <stddef.h>
-#include <string.h>
-
-#include "json.h"
-
-#define MIB (1024.0 * 1024.0)
-
-void run_facts(const struct run *r, struct run_facts *f)
-{
-	size_t n;
-	const struct mvm_rec_sweep *recs = results_sweep(r->res, &n);
-
-	run_summary(r, &f->s);
-	f->ram_bytes = (double)r->cfg->mem_bytes;
-	/* Bytes the first pass wrote: iteration 1's per-vCPU records. */
-	f->touched_bytes = 0;
-	for (size_t i = 0; i < n; i++)
-		if (recs[i].iteration == 1 && recs[i].vcpu != MVM_VCPU_ALL)
-			f->touched_bytes += (double)recs[i].pages * MVM_PAGE_BYTES;
-}
-
-/* One quantity of every run, as a spread. */
-static void spread_of_field(const struct run_facts *f, unsigned n, size_t offset,
-			    struct spread *s)
-{
-	double v[n ? n : 1];
-
-	v[0] = 0; /* spread_of reads none of it when n is 0 */
-	for (unsigned i = 0; i < n; i++)
-		memcpy(&v[i], (const char *)&f[i] + offset, sizeof(double));
-	spread_of(v, n, s);
-}
-
-#define SPREAD(f, n, field, s) spread_of_field(f, n, offsetof(struct run_facts, field), s)
-
-void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,
-		     unsigned n, struct verdict *v)
-{
-	double be[n ? n : 1];
-	unsigned nbe = 0;
-
-	memset(v, 0, sizeof(*v));
-	v->pairs = n;
-	SPREAD(eager, n, s.eager_ms, &v->eager_cost_ms);
-	SPREAD(lazy, n, s.setup_ms, &v->setup_lazy_ms);
-	SPREAD(eager, n, s.setup_ms, &v->setup_eager_ms);
-	if (!n)
-		return;
-	v->ram_bytes = lazy[0].ram_bytes;
-	v->touched_bytes = lazy[0].touched_bytes;
-	v->have_work = 1;
-	for (unsigned i = 0; i < n; i++)
-		v->have_work &=
-			lazy[i].s.first_pass_ms >= 0 && eager[i].s.first_pass_ms >= 0;
-	if (!v->have_work)
-		return;
-	SPREAD(lazy, n, s.first_pass_ms, &v->first_pass_lazy_ms);
-	SPREAD(eager, n, s.first_pass_ms, &v->first_pass_eager_ms);
-	SPREAD(lazy, n, s.first_useful_work_ms, &v->fuw_lazy_ms);
-	SPREAD(eager, n, s.first_useful_work_ms, &v->fuw_eager_ms);
-	v->saved_ms = v->first_pass_lazy_ms.median - v->first_pass_eager_ms.median;
-	v->saved_conclusive =
-		!spreads_overlap(&v->first_pass_lazy_ms, &v->first_pass_eager_ms);
-	v->sooner = v->fuw_lazy_ms.median <= v->fuw_eager_ms.median ? "lazy" : "eager";
-	v->sooner_conclusive = !spreads_overlap(&v->fuw_lazy_ms, &v->fuw_eager_ms);
-	/*
-	 * Per pair (the i-th lazy and eager runs, adjacent in ABBA order): lazy
-	 * pays `saved` for `touched` bytes on first touch; eager pays its cost
-	 * for all of RAM up front. Eager wins once the guest touches more than
-	 * cost / (saved per byte * RAM) of its memory.
-	 */
-	for (unsigned i = 0; i < n; i++) {
-		double saved = lazy[i].s.first_pass_ms - eager[i].s.first_pass_ms;
-
-		if (saved > 0 && lazy[i].touched_bytes > 0 && eager[i].s.eager_ms >= 0)
-			be[nbe++] = eager[i].s.eager_ms /
-				    (saved / lazy[i].touched_bytes * lazy[i].ram_bytes);
-		else
-			v->never++;
-	}
-	spread_of(be, nbe, &v->break_even);
-}
 
 void verdict_print(const struct verdict *v, FILE *f)
 {
@@ -127,13 +45,13 @@ void verdict_print(const struct verdict *v, FILE *f)
 	if (v->break_even.n) {
 		fprintf(f,
 			"  break-even: eager pays off once the guest touches %s%% of its %.0f MiB",
-			fmt_value(x, v->break_even.median * 100, 1), v->ram_bytes / MIB);
+			fmt_value(x, v->break_even.median * 100, 1), v->ram_bytes / BYTES_PER_MIB);
 		if (v->break_even.n > 1)
 			fprintf(f, " (%s%%-%.1f%% over %u pairs)",
 				fmt_value(a, v->break_even.min * 100, 1),
 				v->break_even.max * 100, v->break_even.n);
 		fprintf(f, " (first touch measured over %.0f MiB)%s\n",
-			v->touched_bytes / MIB,
+			v->touched_bytes / BYTES_PER_MIB,
 			v->break_even.median > 1 ? ": more than all of it, so never here"
 						 : "");
 		if (v->never)

@@ -1,5 +1,5 @@
 /* What every column of every table minivmm prints means: --explain, the man page, the guide. */
-#include "vmm.h"
+#include "report.h"
 
 #include <string.h>
 

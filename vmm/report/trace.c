@@ -1,9 +1,5 @@
 /* --trace FILE: the run as Chrome trace events (opens in Perfetto or chrome://tracing). */
-#include "vmm.h"
-
-#include <errno.h>
-
-#include "json.h"
+#include "report.h"
 
 #define USEC_PER_SEC 1e6
 #define TID_SETUP    1
@@ -40,11 +36,11 @@ static void span(struct json *j, int pid, int tid, const char *name, const char 
 	json_end_object(j);
 }
 
-static void one_run(struct json *j, const struct run *r, int pid, const char *label)
+static void one_run(struct json *j, const struct run_view *r, int pid, const char *label)
 {
 	const struct timeline *tl = r->tl;
-	double exec = timeline_time(tl, "exec"), t, prev = 0, t0, t1;
-	unsigned vcpu;
+	double exec = timeline_time(tl, PHASE_EXEC), t, prev = 0, t0, t1;
+	struct eager_thread_facts et;
 	char name[48];
 	int guest;
 
@@ -52,41 +48,56 @@ static void one_run(struct json *j, const struct run *r, int pid, const char *la
 	meta(j, pid, TID_SETUP, "thread_name", "minivmm main thread");
 	/* Each phase as a span on the thread that marked it: setup on main, guest on vCPU 0. */
 	for (unsigned i = 0; i < timeline_count(tl); i++) {
-		const char *phase = timeline_phase(tl, i, &t, &guest);
+		enum phase p = timeline_phase(tl, i, &t, &guest);
 
 		if (i)
-			span(j, pid, guest ? TID_VCPU : TID_SETUP, phase,
+			span(j, pid, guest ? TID_VCPU : TID_SETUP, phase_name(p),
 			     guest ? "guest" : "vmm", prev, t, exec);
 		prev = t;
 	}
-	for (unsigned i = 0; i < r->vm.nvcpus && r->vm.vcpus; i++) {
+	for (unsigned i = 0; i < vm_nvcpus(r->vm); i++) {
 		snprintf(name, sizeof(name), "vCPU %u thread", i);
 		meta(j, pid, TID_VCPU + (int)i, "thread_name", name);
-		span(j, pid, TID_VCPU + (int)i, "KVM_RUN loop", "vcpu",
-		     r->vm.vcpus[i].t_run, r->vm.vcpus[i].t_done, exec);
+		if (vm_vcpu_span(r->vm, i, &t0, &t1))
+			span(j, pid, TID_VCPU + (int)i, "KVM_RUN loop", "vcpu", t0, t1,
+			     exec);
 	}
 	snprintf(name, sizeof(name), "eager %s",
 		 eager_strategy_name(eager_strategy(r->eager)));
-	for (unsigned i = 0; eager_span(r->eager, i, &t0, &t1, &vcpu); i++) {
-		int tid = vcpu != UINT32_MAX ? TID_VCPU + (int)vcpu : TID_EAGER + (int)i;
+	for (unsigned i = 0; !eager_thread(r->eager, i, &et); i++) {
+		int dedicated = !eager_on_vcpu_threads(r->eager);
+		int tid = dedicated ? TID_EAGER + (int)i : TID_VCPU + (int)et.vcpu;
 		char thread[48];
 
-		if (vcpu == UINT32_MAX) {
+		if (dedicated) {
 			snprintf(thread, sizeof(thread), "eager thread %u", i);
 			meta(j, pid, tid, "thread_name", thread);
 		}
-		span(j, pid, tid, name, "eager", t0, t1, exec);
+		span(j, pid, tid, name, "eager", et.t0, et.t1, exec);
 	}
 }
 
-void trace_write(struct json *j, const struct run *const *runs, const char *const *labels,
-		 int n)
+static void build(struct json *j, const void *arg)
 {
+	const struct experiment_view *x = arg;
+	char label[32];
+
 	json_begin_object(j, NULL);
 	json_string(j, "displayTimeUnit", "ms");
 	json_begin_array(j, "traceEvents");
-	for (int i = 0; i < n; i++)
-		one_run(j, runs[i], i + 1, labels[i]);
+	for (unsigned i = 0; i < x->done; i++) {
+		if (x->planned == 1)
+			snprintf(label, sizeof(label), "minivmm");
+		else
+			snprintf(label, sizeof(label), "%s (run %u)",
+				 x->mode_label[x->mode[i]], i + 1);
+		one_run(j, &x->runs[i], (int)i + 1, label);
+	}
 	json_end_array(j);
 	json_end_object(j);
+}
+
+int trace_file_write(int fd, const struct experiment_view *x)
+{
+	return json_write_fd(fd, build, x);
 }

@@ -1,32 +1,24 @@
 /* Repeated runs summed up: per phase, per sweep row and for the summary, median and spread. */
-#include "vmm.h"
+#include "report.h"
 
-#include <string.h>
-
-#include "json.h"
-
-/* Phase `name` of a timeline: when it started and ended (ms since exec), its index. */
-static int phase_at(const struct timeline *tl, const char *name, double *start,
-		    double *end)
+/* Phase p of a timeline: when it started and ended (ms since exec), its index; -1 if not reached. */
+static int phase_at(const struct timeline *tl, enum phase p, double *start, double *end)
 {
-	double exec = timeline_time(tl, "exec"), t, prev = 0;
+	double exec = timeline_time(tl, PHASE_EXEC), t0, t1;
+	int i = timeline_index(tl, p);
 
-	for (unsigned i = 0; i < timeline_count(tl); i++) {
-		const char *p = timeline_phase(tl, i, &t, NULL);
-
-		if (i && !strcmp(p, name)) {
-			*start = (prev - exec) * MSEC_PER_SEC;
-			*end = (t - exec) * MSEC_PER_SEC;
-			return (int)i;
-		}
-		prev = t;
-	}
-	return -1;
+	if (i <= 0)
+		return -1;
+	timeline_phase(tl, (unsigned)i - 1, &t0, NULL);
+	timeline_phase(tl, (unsigned)i, &t1, NULL);
+	*start = (t0 - exec) * MSEC_PER_SEC;
+	*end = (t1 - exec) * MSEC_PER_SEC;
+	return i;
 }
 
 enum what { START, END, DURATION, COUNTER };
 
-static void phase_spread(const struct run_set *s, const char *name, enum what w,
+static void phase_spread(const struct run_set *s, enum phase name, enum what w,
 			 const char *counter, struct spread *out)
 {
 	double v[s->n ? s->n : 1], start, end;
@@ -48,34 +40,22 @@ static void phase_spread(const struct run_set *s, const char *name, enum what w,
 	spread_of(v, n, out);
 }
 
-/* Summary quantity at `offset` in struct tl_summary (negative: not reached). */
-static void summary_spread(const struct run_set *s, size_t offset, struct spread *out)
+/* Summary item k over the runs (those that measured it). */
+static void summary_spread(const struct run_set *s, enum summary_item k,
+			   struct spread *out)
 {
 	double v[s->n ? s->n : 1];
 	unsigned n = 0;
 
 	for (unsigned r = 0; r < s->n; r++) {
 		struct tl_summary sum;
-		double x;
 
 		run_summary(s->runs[r], &sum);
-		memcpy(&x, (const char *)&sum + offset, sizeof(x));
-		if (x >= 0)
-			v[n++] = x;
+		if (sum.ms[k] >= 0)
+			v[n++] = sum.ms[k];
 	}
 	spread_of(v, n, out);
 }
-
-static const struct {
-	const char *name;
-	size_t offset;
-} summaries[] = {
-	{ "setup_ms", offsetof(struct tl_summary, setup_ms) },
-	{ "eager_ms", offsetof(struct tl_summary, eager_ms) },
-	{ "first_useful_work_ms", offsetof(struct tl_summary, first_useful_work_ms) },
-	{ "first_pass_ms", offsetof(struct tl_summary, first_pass_ms) },
-	{ "total_ms", offsetof(struct tl_summary, total_ms) },
-};
 
 /* Seconds of one field of the table record for (workload, iteration, size, mode), per run. */
 enum sweep_field { TOUCH, MAP, UNMAP };
@@ -87,11 +67,11 @@ static void sweep_spread(const struct run_set *s, const struct mvm_rec_sweep *ke
 	unsigned n = 0;
 
 	for (unsigned r = 0; r < s->n; r++) {
-		const struct results *res = s->runs[r]->res;
-		const struct mvm_rec_sweep *rec = report_table_rec(res, key, mode);
+		const struct records *res = s->runs[r]->rec;
+		const struct mvm_rec_sweep *rec = records_table_rec(res, key, mode);
 
 		if (rec)
-			v[n++] = results_seconds(res, fld == TOUCH ? rec->touch_cycles
+			v[n++] = records_seconds(res, fld == TOUCH ? rec->touch_cycles
 						      : fld == MAP ? rec->map_cycles
 								   : rec->unmap_cycles);
 	}
@@ -113,14 +93,15 @@ static void print_timeline(const struct run_set *s, FILE *f)
 		fprintf(f, " %14s", timeline_counters[k]);
 	fputc('\n', f);
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
-		const char *name = timeline_phase(tl, i, &t, NULL);
+		enum phase name = timeline_phase(tl, i, &t, NULL);
 		struct spread st, en, du, ct;
 
 		phase_spread(s, name, START, NULL, &st);
 		phase_spread(s, name, END, NULL, &en);
 		phase_spread(s, name, DURATION, NULL, &du);
-		fprintf(f, "%-18s %10s %10s %-32s %9s", name, fmt_value(a, st.median, 3),
-			fmt_value(b, en.median, 3), fmt_spread(c, &du, 3),
+		fprintf(f, "%-18s %10s %10s %-32s %9s", phase_name(name),
+			fmt_value(a, st.median, 3), fmt_value(b, en.median, 3),
+			fmt_spread(c, &du, 3),
 			du.n >= 5 ? fmt_value(d, du.q3 - du.q1, 3) : "-");
 		for (unsigned k = 0; k < timeline_ncounters; k++) {
 			phase_spread(s, name, COUNTER, timeline_counters[k], &ct);
@@ -135,11 +116,11 @@ static void print_summary(const struct run_set *s, FILE *f)
 	char a[FMT_SPREAD_BYTES], b[FMT_BYTES];
 
 	fprintf(f, "%s over %u runs, ms, median [min-max] (IQR):\n", s->label, s->n);
-	for (size_t i = 0; i < ARRAY_SIZE(summaries); i++) {
+	for (unsigned k = 0; k < SUM_COUNT; k++) {
 		struct spread sp;
 
-		summary_spread(s, summaries[i].offset, &sp);
-		fprintf(f, "  %-22s %s", summaries[i].name, fmt_spread(a, &sp, 1));
+		summary_spread(s, k, &sp);
+		fprintf(f, "  %-22s %s", summary_names[k], fmt_spread(a, &sp, 1));
 		if (sp.n >= 5)
 			fprintf(f, " (%s)", fmt_value(b, sp.q3 - sp.q1, 1));
 		fputc('\n', f);
@@ -150,7 +131,7 @@ static void print_summary(const struct run_set *s, FILE *f)
 static void print_sweep(const struct run_set *s, FILE *f)
 {
 	size_t n;
-	const struct mvm_rec_sweep *recs = results_sweep(s->runs[0]->res, &n);
+	const struct mvm_rec_sweep *recs = records_sweep(s->runs[0]->rec, &n);
 	uint32_t workload = 0, iteration = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -159,7 +140,7 @@ static void print_sweep(const struct run_set *s, FILE *f)
 		struct spread dm, pp;
 		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_SPREAD_BYTES], d[FMT_SPREAD_BYTES];
 
-		if (report_table_rec(s->runs[0]->res, k, k->mode) != k ||
+		if (records_table_rec(s->runs[0]->rec, k, k->mode) != k ||
 		    (!flat && k->mode != MVM_MODE_DEMAND))
 			continue; /* one line per size, from its table record */
 		if (k->workload != workload || k->iteration != iteration) {
@@ -201,18 +182,18 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 	const struct timeline *tl = s->n ? s->runs[0]->tl : NULL;
 	size_t n = 0;
 	const struct mvm_rec_sweep *recs =
-		s->n ? results_sweep(s->runs[0]->res, &n) : NULL;
+		s->n ? records_sweep(s->runs[0]->rec, &n) : NULL;
 	double t;
 
 	json_begin_object(j, s->label);
 	json_u64(j, "runs", s->n);
 	json_begin_array(j, "phases");
 	for (unsigned i = 1; tl && i < timeline_count(tl); i++) {
-		const char *name = timeline_phase(tl, i, &t, NULL);
+		enum phase name = timeline_phase(tl, i, &t, NULL);
 		struct spread sp;
 
 		json_begin_object(j, NULL);
-		json_string(j, "phase", name);
+		json_string(j, "phase", phase_name(name));
 		phase_spread(s, name, START, NULL, &sp);
 		spread_write_json(&sp, j, "start_ms");
 		phase_spread(s, name, END, NULL, &sp);
@@ -230,11 +211,11 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 	}
 	json_end_array(j);
 	json_begin_object(j, "summary");
-	for (size_t i = 0; i < ARRAY_SIZE(summaries); i++) {
+	for (unsigned k = 0; k < SUM_COUNT; k++) {
 		struct spread sp;
 
-		summary_spread(s, summaries[i].offset, &sp);
-		spread_write_json(&sp, j, summaries[i].name);
+		summary_spread(s, k, &sp);
+		spread_write_json(&sp, j, summary_names[k]);
 	}
 	json_end_object(j);
 	json_begin_array(j, "sweep");
@@ -242,7 +223,7 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		const struct mvm_rec_sweep *k = &recs[i];
 		struct spread sp;
 
-		if (report_table_rec(s->runs[0]->res, k, k->mode) != k)
+		if (records_table_rec(s->runs[0]->rec, k, k->mode) != k)
 			continue;
 		json_begin_object(j, NULL);
 		json_string(j, "workload", sweep_workload_name(k->workload));
@@ -275,10 +256,10 @@ void compare_table_print(const struct run_set *lazy, const struct run_set *eager
 	fprintf(f, "%-18s %10s %-26s %9s | %10s %-26s %9s\n", "phase", "lazy end",
 		"duration", "pf_taken", "eager end", "duration", "pf_taken");
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
-		const char *name = timeline_phase(tl, i, &t, NULL);
+		enum phase name = timeline_phase(tl, i, &t, NULL);
 		const struct run_set *sets[] = { lazy, eager };
 
-		fprintf(f, "%-18s", name);
+		fprintf(f, "%-18s", phase_name(name));
 		for (int m = 0; m < 2; m++) {
 			struct spread en, du, pf;
 			char a[FMT_BYTES], b[FMT_SPREAD_BYTES], c[FMT_BYTES];

@@ -1,16 +1,12 @@
-/* --eager: populate guest RAM up front, one slice per thread, before the guest runs. */
-#include "vmm.h"
-
-#include "json.h"
+/* --eager: populate guest RAM up front, one slice per thread, before the guest runs (the mechanism). */
+#include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define EAGER_CHUNK_BYTES  (256ULL << 20) /* progress granularity */
-#define PROGRESS_MIN_BYTES (1ULL << 30)
-#define PROGRESS_TICK_S	   0.1
+#define EAGER_CHUNK_BYTES (256ULL << 20) /* progress granularity */
 
 /* In enum order; the options and --help list every row but "none". */
 const struct eager_strategy_row eager_strategies[] = {
@@ -55,7 +51,6 @@ struct eager {
 	int pre_fault_here;			 /* KVM_PRE_FAULT_MEMORY on this KVM */
 	unsigned nthreads;
 	int on_vcpu_threads; /* else dedicated threads (--eager-threads) */
-	int progress_bar;    /* draw one on stderr (a terminal, big population) */
 	struct eager_thread *th;
 	uint64_t total_bytes;
 	uint64_t done_bytes; /* atomic: progress */
@@ -136,7 +131,7 @@ void eager_free(struct eager *e)
 	free(e);
 }
 
-int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char *err,
+int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, char *err,
 	       size_t errlen)
 {
 	uint64_t align = vm->ram.backend->page_bytes;
@@ -186,9 +181,6 @@ int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char
 		goto fail;
 	}
 	e->total_bytes = vm->ram.size;
-	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
-	e->progress_bar = !cfg->quiet && isatty(STDERR_FILENO) &&
-			  e->total_bytes > PROGRESS_MIN_BYTES;
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 		uint64_t start, end;
@@ -250,28 +242,21 @@ static void work(struct eager *e, struct eager_thread *t)
 	vm_wake_main(vm);
 }
 
-void eager_vcpu_gate(struct eager *e, struct vm *vm, struct vcpu *v)
+void eager_vcpu_gate(struct eager *e, struct vm *vm, unsigned vcpu)
 {
 	if (!eager_on_vcpu_threads(e))
 		return;
-	work(e, &e->th[v->index]);
+	work(e, &e->th[vcpu]);
 	pthread_mutex_lock(&e->lock);
 	while (!e->go && !vm_stopping(vm))
 		pthread_cond_wait(&e->cond, &e->lock);
 	pthread_mutex_unlock(&e->lock);
 }
 
-static void progress(void *cookie)
+void eager_progress(const struct eager *e, uint64_t *done, uint64_t *total)
 {
-	struct eager *e = cookie;
-	uint64_t done = __atomic_load_n(&e->done_bytes, __ATOMIC_RELAXED);
-	int width = 40, filled = (int)(done * (uint64_t)width / e->total_bytes);
-
-	fprintf(stderr, "\reager %s: [%.*s%*s] %3d%% %.1f/%.1f GiB",
-		eager_strategy_name(e->strategy), filled,
-		"########################################", width - filled, "",
-		(int)(done * 100 / e->total_bytes), (double)done / BYTES_PER_GIB,
-		(double)e->total_bytes / BYTES_PER_GIB);
+	*done = e ? __atomic_load_n(&e->done_bytes, __ATOMIC_RELAXED) : 0;
+	*total = e ? e->total_bytes : 0;
 }
 
 static int all_done(void *cookie)
@@ -285,14 +270,35 @@ static int all_done(void *cookie)
 	return all;
 }
 
-/*
- * Main thread: wait until every eager thread is done (drawing a progress bar
- * on a terminal for big populations; SIGINT/SIGTERM end the run and the
- * threads stop at their next chunk), then see what is resident and check
- * the threads' results. The vCPUs wait until eager_go().
- */
-void eager_wait(struct eager *e, struct vm *vm)
+/* The main thread's wait: until every eager thread is done, ticking the owner's display. */
+struct waiting {
+	struct eager *e;
+	void (*tick)(void *);
+	void *cookie;
+};
+
+static int waiting_done(void *cookie)
 {
+	return all_done(((struct waiting *)cookie)->e);
+}
+
+static void waiting_tick(void *cookie)
+{
+	struct waiting *w = cookie;
+
+	w->tick(w->cookie);
+}
+
+/*
+ * Main thread: wait until every eager thread is done (calling the owner's
+ * tick meanwhile; SIGINT/SIGTERM end the run and the threads stop at their
+ * next chunk), then see what is resident and check the threads' results.
+ * The vCPUs wait until eager_go().
+ */
+void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cookie,
+		double tick_s)
+{
+	struct waiting w = { e, tick, cookie };
 	unsigned never = 0;
 
 	/* On the vCPU threads: a slice whose vCPU thread never started is done. */
@@ -301,13 +307,8 @@ void eager_wait(struct eager *e, struct vm *vm)
 	pthread_mutex_lock(&e->lock);
 	e->done += never;
 	pthread_mutex_unlock(&e->lock);
-	vm_wait_main(vm, all_done, e->progress_bar ? progress : NULL, e, PROGRESS_TICK_S,
-		     0, 0);
+	vm_wait_main(vm, waiting_done, tick ? waiting_tick : NULL, &w, tick_s, 0, 0);
 	e->t_end = now_s();
-	if (e->progress_bar) {
-		progress(e);
-		fputc('\n', stderr);
-	}
 	e->resident_after = mm_resident_bytes(&vm->ram);
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
@@ -340,7 +341,8 @@ static void *dedicated(void *arg)
 }
 
 /* --eager-threads N: N threads of their own, joined before any vCPU starts. */
-void eager_run_dedicated(struct eager *e, struct vm *vm)
+void eager_run_dedicated(struct eager *e, struct vm *vm, void (*tick)(void *),
+			 void *cookie, double tick_s)
 {
 	pthread_t *tids = calloc(e->nthreads, sizeof(*tids));
 	unsigned started = 0;
@@ -363,105 +365,49 @@ void eager_run_dedicated(struct eager *e, struct vm *vm)
 		}
 	}
 	eager_release(e);
-	eager_wait(e, vm);
+	eager_wait(e, vm, tick, cookie, tick_s);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	free(tids);
 }
 
-int eager_span(const struct eager *e, unsigned i, double *t0, double *t1, unsigned *vcpu)
+enum eager_strategy eager_requested(const struct eager *e)
 {
+	return e ? e->requested : EAGER_NONE;
+}
+
+int eager_facts(const struct eager *e, struct eager_facts *f)
+{
+	if (!eager_host_side(e))
+		return -ENOENT;
+	*f = (struct eager_facts){ .requested = e->requested,
+				   .strategy = e->strategy,
+				   .pre_fault_here = e->pre_fault_here,
+				   .nthreads = e->nthreads,
+				   .on_vcpu_threads = e->on_vcpu_threads,
+				   .total_bytes = e->total_bytes,
+				   .seconds = e->t_end - e->t_start,
+				   .resident_before = e->resident_before,
+				   .resident_after = e->resident_after,
+				   .populated = populated(e) };
+	for (unsigned i = 0; i < e->nthreads; i++)
+		f->fell_back |= e->th[i].fell_back;
+	return 0;
+}
+
+int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t)
+{
+	const struct eager_thread *th;
+
 	if (!eager_host_side(e) || i >= e->nthreads)
-		return 0;
-	*t0 = e->th[i].t0;
-	*t1 = e->th[i].t1;
-	*vcpu = e->on_vcpu_threads ? e->th[i].vcpu : UINT32_MAX;
-	return 1;
-}
-
-void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
-{
-	double secs = e->t_end - e->t_start;
-	int64_t made = populated(e);
-
-	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB of guest RAM in %.3f s",
-		eager_strategy_name(e->strategy),
-		e->strategy == EAGER_PREFAULT
-			? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
-			: " (MADV_POPULATE_WRITE)",
-		e->requested == EAGER_AUTO
-			? (e->pre_fault_here ? " [auto]"
-					     : " [auto: no KVM_PRE_FAULT_MEMORY here]")
-			: "",
-		e->nthreads, e->nthreads == 1 ? "" : "s",
-		e->on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
-		(double)e->total_bytes / BYTES_PER_GIB, secs);
-	if (made >= 0)
-		fprintf(f,
-			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
-			(double)made / BYTES_PER_GIB, gib_per_s((double)made, secs),
-			(double)e->resident_before / BYTES_PER_GIB);
-	else
-		fprintf(f, " (residency unknown: mincore failed)\n");
-	for (unsigned i = 0; i < e->nthreads; i++) {
-		const struct eager_thread *t = &e->th[i];
-		double s = t->t1 - t->t0;
-
-		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s", i,
-			(double)t->bytes / BYTES_PER_GIB, (unsigned long long)t->gpa, s);
-		if (e->strategy == EAGER_PREFAULT)
-			fprintf(f,
-				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
-				t->vcpu, t->pf.calls, t->pf.retries);
-		fprintf(f, "%s\n",
-			t->fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
-	}
-}
-
-void eager_write_json(const struct eager *e, const struct config *cfg, struct json *j)
-{
-	json_string(j, "requested", eager_strategy_name(cfg->eager));
-	json_string(j, "strategy", eager_strategy_name(eager_strategy(e)));
-	if (eager_host_side(e)) {
-		json_u64(j, "threads", e->nthreads);
-		json_bool(j, "on_vcpu_threads", e->on_vcpu_threads);
-		json_u64(j, "bytes", e->total_bytes);
-		json_double(j, "seconds", e->t_end - e->t_start);
-		json_i64(j, "resident_bytes_before", e->resident_before);
-		json_i64(j, "resident_bytes_after", e->resident_after);
-		json_i64(j, "populated_bytes", populated(e));
-		json_double(j, "populated_gib_per_s",
-			    populated(e) >= 0 ? gib_per_s((double)populated(e),
-							  e->t_end - e->t_start)
-					      : 0);
-		json_begin_array(j, "per_thread");
-		for (unsigned i = 0; i < e->nthreads; i++) {
-			const struct eager_thread *t = &e->th[i];
-			double s = t->t1 - t->t0;
-
-			json_begin_object(j, NULL);
-			json_u64(j, "thread", i);
-			json_u64(j, "gpa", t->gpa);
-			json_u64(j, "bytes", t->bytes);
-			json_double(j, "seconds", s);
-			if (e->strategy == EAGER_PREFAULT) {
-				json_u64(j, "prefault_vcpu", t->vcpu);
-				json_u64(j, "prefault_bytes", t->pf.bytes);
-				json_u64(j, "prefault_calls", t->pf.calls);
-				json_u64(j, "prefault_retries", t->pf.retries);
-			}
-			json_end_object(j);
-		}
-		json_end_array(j);
-	}
-	json_begin_array(j, "fallbacks");
-	if (e && e->requested == EAGER_AUTO && !e->pre_fault_here)
-		json_string(j, NULL, "auto: no KVM_PRE_FAULT_MEMORY, used populate");
-	for (unsigned i = 0; e && i < e->nthreads; i++)
-		if (e->th[i].fell_back) {
-			json_string(j, NULL,
-				    "no MADV_POPULATE_WRITE: wrote one byte per page");
-			break;
-		}
-	json_end_array(j);
+		return -ENOENT;
+	th = &e->th[i];
+	*t = (struct eager_thread_facts){ .vcpu = th->vcpu,
+					  .gpa = th->gpa,
+					  .bytes = th->bytes,
+					  .t0 = th->t0,
+					  .t1 = th->t1,
+					  .fell_back = th->fell_back,
+					  .pf = th->pf };
+	return 0;
 }

@@ -1,5 +1,5 @@
-/* A streaming JSON writer (see json.h). */
-#include "json.h"
+/* A streaming JSON writer: correct escaping, commas and nesting, nothing more. */
+#include "report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -125,23 +125,18 @@ void json_double(struct json *j, const char *key, double v)
 		fputs("null", j->f);
 }
 
+void json_ms(struct json *j, const char *key, double ms)
+{
+	if (ms >= 0)
+		json_double(j, key, ms);
+	else
+		json_null(j, key);
+}
+
 void json_bool(struct json *j, const char *key, int v)
 {
 	member(j, key);
 	fputs(v ? "true" : "false", j->f);
-}
-
-void json_raw(struct json *j, const char *key, const char *value)
-{
-	size_t len = value ? strlen(value) : 0;
-
-	while (len && (value[len - 1] == '\n' || value[len - 1] == ' '))
-		len--;
-	member(j, key);
-	if (len)
-		fwrite(value, 1, len, j->f);
-	else
-		fputs("null", j->f);
 }
 
 void json_null(struct json *j, const char *key)

@@ -1,5 +1,5 @@
 /* KVM exit dispatch: a table indexed by exit reason, bounds- and NULL-checked. */
-#include "vmm.h"
+#include "internal.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* vCPUs: creation, 64-bit entry state, and the threads that run them. */
-#include "vmm.h"
+/* vCPUs: creation, the 64-bit entry state, and their registers for crash reports. */
+#include "internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -119,81 +119,4 @@ void vcpu_describe(struct vcpu *v, char *buf, size_t len)
 		"rip=0x%llx rsp=0x%llx rax=0x%llx rflags=0x%llx cs=0x%x (CPL%u) cr0=0x%llx cr2=0x%llx cr3=0x%llx cr4=0x%llx efer=0x%llx",
 		r.rip, r.rsp, r.rax, r.rflags, s.cs.selector, s.cs.dpl, s.cr0, s.cr2,
 		s.cr3, s.cr4, s.efer);
-}
-
-/*
- * One vCPU's thread: the owner's enter hook (eager, sandbox), then KVM_RUN
- * until the exit dispatcher says stop or the VM is ending. EINTR/EAGAIN are
- * retried; other ioctl failures end the run.
- */
-static void *vcpu_thread(void *arg)
-{
-	struct vcpu *v = arg;
-	struct vm *vm = v->vm;
-
-	if (vm->hooks.vcpu_enter)
-		vm->hooks.vcpu_enter(vm->hooks.cookie, v);
-	v->t_run = now_s();
-	while (!vm_stopping(vm)) {
-		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
-			if (errno == EINTR || errno == EAGAIN) {
-				v->kvm_run->immediate_exit = 0;
-				continue;
-			}
-			vm_finish(vm, END_HOST_ERROR, 0, "KVM: KVM_RUN on vCPU %u: %s",
-				  v->index, strerror(errno));
-			break;
-		}
-		if (exit_dispatch(vm, v) == VCPU_STOP)
-			break;
-	}
-	if (vm->hooks.vcpu_leave)
-		vm->hooks.vcpu_leave(vm->hooks.cookie, v);
-	v->t_done = now_s();
-	pthread_mutex_lock(&vm->lock);
-	vm->running--;
-	pthread_mutex_unlock(&vm->lock);
-	vm_wake_main(vm);
-	return NULL;
-}
-
-void vm_start_vcpus(struct vm *vm)
-{
-	vm->running = vm->nvcpus;
-	for (unsigned i = 0; i < vm->nvcpus; i++) {
-		struct vcpu *v = &vm->vcpus[i];
-		int r = pthread_create(&v->thread, NULL, vcpu_thread, v);
-
-		if (r) {
-			pthread_mutex_lock(&vm->lock);
-			vm->running -= vm->nvcpus - i;
-			pthread_mutex_unlock(&vm->lock);
-			vm_finish(vm, END_HOST_ERROR, 0, "pthread_create for vCPU %u: %s",
-				  i, strerror(r));
-			return;
-		}
-		v->started = 1;
-	}
-}
-
-static int vcpus_done(void *cookie)
-{
-	struct vm *vm = cookie;
-	int done;
-
-	pthread_mutex_lock(&vm->lock);
-	done = vm->end != END_RUNNING || vm->running == 0;
-	pthread_mutex_unlock(&vm->lock);
-	return done;
-}
-
-void vm_run_to_end(struct vm *vm, double deadline, double timeout_s)
-{
-	vm_wait_main(vm, vcpus_done, NULL, vm, 0, deadline, timeout_s);
-	if (!vm_stopping(vm))
-		vm_finish(vm, END_GUEST_PARKED, 0,
-			  "guest stopped every vCPU without exiting (no exit hypercall)");
-	for (unsigned i = 0; i < vm->nvcpus; i++)
-		if (vm->vcpus[i].started)
-			pthread_join(vm->vcpus[i].thread, NULL);
 }

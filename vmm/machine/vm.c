@@ -1,5 +1,5 @@
 /* The VM: its KVM fds, guest RAM and vCPUs, from creation to teardown. */
-#include "vmm.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -7,13 +7,42 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-void vm_init(struct vm *vm)
+struct vm *vm_new(int strict_io, int raw, const struct vm_hooks *hooks)
 {
-	*vm = (struct vm){ .kvm_fd = -1, .vm_fd = -1, .ram.fd = -1 };
+	struct vm *vm = calloc(1, sizeof(*vm));
+
+	if (!vm)
+		return NULL;
+	*vm = (struct vm){ .kvm_fd = -1,
+			   .vm_fd = -1,
+			   .ram.fd = -1,
+			   .strict_io = strict_io,
+			   .raw = raw,
+			   .hooks = *hooks };
 	io_bus_init(&vm->pio, 0x10000);
 	io_bus_init(&vm->mmio, UINT64_MAX);
 	pthread_mutex_init(&vm->lock, NULL);
 	vm->main_thread = pthread_self();
+	return vm;
+}
+
+int vm_map_ram(struct vm *vm, const struct mm_backend *b, uint64_t bytes, char *err,
+	       size_t errlen)
+{
+	int e = mm_ram_create(&vm->ram, b, bytes, err, errlen);
+
+	if (e)
+		return e;
+	e = mm_memslot_register(vm->vm_fd, &vm->ram);
+	if (e)
+		snprintf(err, errlen, "KVM: KVM_SET_USER_MEMORY_REGION: %s",
+			 strerror(-e));
+	return e;
+}
+
+void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr)
+{
+	vm->image = *hdr;
 }
 
 int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
@@ -78,7 +107,52 @@ void vm_teardown(struct vm *vm)
 
 void vm_free(struct vm *vm)
 {
+	if (!vm)
+		return;
 	free(vm->vcpus);
-	vm->vcpus = NULL;
-	vm->nvcpus = 0;
+	free(vm);
+}
+
+const struct platform *vm_platform(const struct vm *vm)
+{
+	return &vm->plat;
+}
+
+struct guest_ram *vm_ram(struct vm *vm)
+{
+	return &vm->ram;
+}
+
+struct io_bus *vm_pio(struct vm *vm)
+{
+	return &vm->pio;
+}
+
+const struct io_bus *vm_bus(const struct vm *vm, int mmio)
+{
+	return mmio ? &vm->mmio : &vm->pio;
+}
+
+int vm_fd(const struct vm *vm)
+{
+	return vm->vm_fd;
+}
+
+unsigned vm_nvcpus(const struct vm *vm)
+{
+	return vm->nvcpus;
+}
+
+int vm_vcpu_fd(const struct vm *vm, unsigned i)
+{
+	return i < vm->nvcpus ? vm->vcpus[i].fd : -1;
+}
+
+int vm_vcpu_span(const struct vm *vm, unsigned i, double *t_run, double *t_done)
+{
+	if (i >= vm->nvcpus || !vm->vcpus[i].started)
+		return 0;
+	*t_run = vm->vcpus[i].t_run;
+	*t_done = vm->vcpus[i].t_done;
+	return 1;
 }

@@ -1,5 +1,5 @@
 /* Boot info: the flattened device tree handed to the guest (layout in minivmm_abi.h). */
-#include "vmm.h"
+#include "machine.h"
 
 #include <errno.h>
 #include <libfdt.h>

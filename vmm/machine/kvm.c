@@ -1,5 +1,5 @@
 /* /dev/kvm: open it, check the API, and find out what kind of KVM it is. */
-#include "vmm.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,12 +91,4 @@ void platform_detect(struct vm *vm)
 		p->max_vcpus = 4; /* KVM's documented minimum when neither cap answers */
 	khz = ioctl(vm->vm_fd, KVM_GET_TSC_KHZ, 0);
 	p->tsc_khz = khz > 0 ? (uint32_t)khz : 0;
-}
-
-void platform_print(const struct platform *p, FILE *f)
-{
-	fprintf(f, "platform: %s, %s paging, %s, TSC %u kHz\n", p->kvm,
-		p->tdp ? "tdp" : "shadow",
-		p->pre_fault ? "KVM_PRE_FAULT_MEMORY" : "no KVM_PRE_FAULT_MEMORY",
-		p->tsc_khz);
 }

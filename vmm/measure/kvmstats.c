@@ -1,5 +1,5 @@
 /* KVM binary statistics (KVM_GET_STATS_FD): the VM's and every vCPU's counters. */
-#include "vmm.h"
+#include "measure.h"
 
 #include "kvm_compat.h"
 
@@ -117,16 +117,16 @@ int kvmstats_open(const struct vm *vm, struct kvm_stats **out)
 	int r;
 
 	*out = NULL;
-	if (!vm->plat.stats_fd)
+	if (!vm_platform(vm)->stats_fd)
 		return -EOPNOTSUPP;
-	st = calloc(1, sizeof(*st) + (1 + (size_t)vm->nvcpus) * sizeof(st->fds[0]));
+	st = calloc(1, sizeof(*st) + (1 + (size_t)vm_nvcpus(vm)) * sizeof(st->fds[0]));
 	if (!st)
 		return -ENOMEM;
 	pthread_mutex_init(&st->lock, NULL);
-	st->vcpu = calloc(vm->nvcpus, sizeof(*st->vcpu));
-	r = st->vcpu ? src_open(vm->vm_fd, &st->vm) : -ENOMEM;
-	for (unsigned i = 0; !r && i < vm->nvcpus; i++, st->nvcpu++)
-		r = src_open(vm->vcpus[i].fd, &st->vcpu[i]);
+	st->vcpu = calloc(vm_nvcpus(vm), sizeof(*st->vcpu));
+	r = st->vcpu ? src_open(vm_fd(vm), &st->vm) : -ENOMEM;
+	for (unsigned i = 0; !r && i < vm_nvcpus(vm); i++, st->nvcpu++)
+		r = src_open(vm_vcpu_fd(vm, i), &st->vcpu[i]);
 	if (!r && !(st->last = calloc(kvmstats_count(st), sizeof(*st->last))))
 		r = -ENOMEM;
 	if (r) {

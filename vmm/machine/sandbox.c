@@ -1,5 +1,5 @@
 /* seccomp sandbox: a kill-by-default allowlist per thread role, installed before KVM_RUN. */
-#include "vmm.h"
+#include "machine.h"
 
 #include <errno.h>
 #include <fcntl.h>

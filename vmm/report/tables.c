@@ -1,52 +1,10 @@
 /* The tables a person reads: OSv's sweep table, row by row as the guest measures, and eager touch. */
-#include "vmm.h"
+#include "report.h"
 
-const char *sweep_workload_name(uint32_t w)
-{
-	return w == MVM_WL_SWEEP ? "sweep" : w == MVM_WL_FLAT ? "flat" : "unknown";
-}
-
-/*
- * How the measured memory was mapped in the guest: "map_populate" is the
- * guest's own mmap(MAP_POPULATE), nothing to do with --eager=populate.
- */
-const char *sweep_mapping_name(const struct mvm_rec_sweep *r)
-{
-	if (r->workload == MVM_WL_FLAT)
-		return "direct_map";
-	return r->mode == MVM_MODE_DEMAND     ? "demand"
-	       : r->mode == MVM_MODE_POPULATE ? "map_populate"
-					      : "unknown";
-}
-
-static int same_row(const struct mvm_rec_sweep *a, const struct mvm_rec_sweep *b)
-{
-	return a->workload == b->workload && a->iteration == b->iteration &&
-	       a->size_mib == b->size_mib;
-}
-
-const struct mvm_rec_sweep *report_table_rec(const struct results *res,
-					     const struct mvm_rec_sweep *key,
-					     uint32_t mode)
-{
-	size_t n;
-	const struct mvm_rec_sweep *recs = results_sweep(res, &n), *found = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!same_row(&recs[i], key) || recs[i].mode != mode)
-			continue;
-		if (recs[i].vcpu == MVM_VCPU_ALL)
-			return &recs[i];
-		if (recs[i].vcpu == 0 && !found)
-			found = &recs[i];
-	}
-	return found;
-}
-
-static const char *secs(const struct results *res, char buf[FMT_BYTES],
+static const char *secs(const struct records *res, char buf[FMT_BYTES],
 			const struct mvm_rec_sweep *r, uint64_t cycles)
 {
-	return r ? fmt_value(buf, results_seconds(res, cycles), 3) : "-";
+	return r ? fmt_value(buf, records_seconds(res, cycles), 3) : "-";
 }
 
 static void header(const struct mvm_rec_sweep *t, int first, FILE *f)
@@ -70,10 +28,10 @@ static void header(const struct mvm_rec_sweep *t, int first, FILE *f)
  * in. The seed's own format (%4lu %-6.3f %-6.3f) leads each row, so it can
  * be laid beside OSv's table line by line; the mmap and munmap times follow.
  */
-void report_sweep_batch(const struct results *res, size_t from, FILE *f)
+void tables_sweep_batch(const struct records *res, size_t from, FILE *f)
 {
 	size_t n;
-	const struct mvm_rec_sweep *all = results_sweep(res, &n);
+	const struct mvm_rec_sweep *all = records_sweep(res, &n);
 	int parallel = 0;
 
 	for (size_t i = from; i < n; i++)
@@ -87,10 +45,12 @@ void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 		/* The table shows the all-vCPU record of a --parallel batch, else vCPU 0's. */
 		if (t->vcpu != (parallel ? MVM_VCPU_ALL : 0))
 			continue;
-		for (size_t k = 0; k < i && !started; k++)
-			started = all[k].workload == t->workload &&
-				  all[k].iteration == t->iteration;
-		if (!started)
+		/* A table starts where the row before it (vCPU 0's or all's) is of another. */
+		for (size_t k = i; k-- > 0 && !started;)
+			if (all[k].vcpu == 0 || all[k].vcpu == MVM_VCPU_ALL)
+				started = 1 + (all[k].workload == t->workload &&
+					       all[k].iteration == t->iteration);
+		if (started != 2)
 			header(t, from == 0, f);
 		if (flat) {
 			fprintf(f, "%4u  %-6s\n", t->size_mib,
@@ -99,7 +59,7 @@ void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 		}
 		if (t->mode != MVM_MODE_POPULATE)
 			continue; /* the row is printed when its populate cell comes */
-		dm = report_table_rec(res, t, MVM_MODE_DEMAND);
+		dm = records_table_rec(res, t, MVM_MODE_DEMAND);
 		/* The seed's own line first, then padded so the '|' columns line up. */
 		snprintf(seed, sizeof(seed), "%4u %-6s %-6s", t->size_mib,
 			 secs(res, a, dm, dm ? dm->touch_cycles : 0),
@@ -113,14 +73,14 @@ void report_sweep_batch(const struct results *res, size_t from, FILE *f)
 	fflush(f);
 }
 
-void report_touch(const struct results *res, FILE *f)
+void tables_touch(const struct records *res, FILE *f)
 {
 	size_t n;
-	const struct mvm_rec_touch *t = results_touch(res, &n);
+	const struct mvm_rec_touch *t = records_touch(res, &n);
 	char a[FMT_BYTES];
 
 	for (size_t i = 0; i < n; i++) {
-		double s = results_seconds(res, t[i].cycles);
+		double s = records_seconds(res, t[i].cycles);
 		double bytes = (double)t[i].pages * MVM_PAGE_BYTES;
 
 		if (t[i].vcpu == MVM_VCPU_ALL)
@@ -130,7 +90,7 @@ void report_touch(const struct results *res, FILE *f)
 				gib_per_s(bytes, s));
 	}
 	for (size_t i = 0; i < n; i++) {
-		double s = results_seconds(res, t[i].cycles);
+		double s = records_seconds(res, t[i].cycles);
 		double bytes = (double)t[i].pages * MVM_PAGE_BYTES;
 
 		if (t[i].vcpu != MVM_VCPU_ALL)

@@ -1,0 +1,327 @@
+/* The machine: KVM, one VM and its vCPU threads, how a run ends, the loader, the sandbox, eager's mechanism. */
+#ifndef MINIVMM_MACHINE_H
+#define MINIVMM_MACHINE_H
+
+/*
+ * This room runs the VM and prints nothing: what it did is read through the
+ * functions below by the rooms above it (measure, report, the application).
+ * May include: machine/, devices/, mm/, include/.
+ */
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <linux/kvm.h>
+
+#include "minivmm_abi.h"
+#include "devices.h"
+#include "mm.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define NSEC_PER_SEC  1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define MSEC_PER_SEC  1000.0
+#define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
+#define BYTES_PER_MIB (1024.0 * 1024.0)
+#define KHZ_PER_MHZ   1000ULL
+#define HZ_PER_KHZ    1000ULL
+
+/* Throughput in GiB/s; 0 for a zero or negative time. */
+static inline double gib_per_s(double bytes, double s)
+{
+	return s > 0 ? bytes / BYTES_PER_GIB / s : 0;
+}
+
+/* CLOCK_MONOTONIC in seconds: the one clock every phase and span is on. */
+static inline double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / NSEC_PER_SEC;
+}
+
+/* ---- end.c: how a run ends. One table row per reason: name, exit status, meaning. */
+
+/* Exit statuses of the minivmm process; exit_statuses[] describes each. */
+enum {
+	EXIT_GUEST_OK = 0,
+	EXIT_GUEST_FAILED = 1,
+	EXIT_USAGE = 2,
+	EXIT_HOST = 3,
+	EXIT_GUEST_CRASH = 4,
+	EXIT_TIMEOUT = 5,
+	EXIT_INTERRUPTED = 130,
+};
+
+struct exit_status_row {
+	int status;
+	const char *meaning; /* --help, README and the man page list these */
+};
+extern const struct exit_status_row exit_statuses[];
+extern const unsigned exit_status_count;
+
+/* Why a run ended: the first end reported wins. */
+enum run_end {
+	END_RUNNING,
+	END_GUEST_EXIT,	   /* exit hypercall; the status depends on the guest's */
+	END_GUEST_ABORT,   /* abort hypercall: failed assert or unhandled exception */
+	END_GUEST_CRASH,   /* triple fault, emulation failure, entry failure, bad exit */
+	END_GUEST_HALT,	   /* HLT: nothing ever wakes a minivmm vCPU */
+	END_GUEST_PARKED,  /* every vCPU parked without the exit hypercall */
+	END_ABI_VIOLATION, /* a hypercall or port access the ABI does not allow */
+	END_UNCLAIMED_IO,  /* --strict-io */
+	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
+	END_TIMEOUT,
+	END_INTERRUPTED,
+	END_HOST_ERROR, /* an ioctl or allocation failed on the host */
+	END_USAGE,	/* the options or the image do not fit together */
+	END_COUNT
+};
+
+struct run_end_row {
+	enum run_end end;
+	const char *reason; /* exit.reason in the results */
+	int status;	    /* the process exit status */
+	const char *meaning;
+};
+extern const struct run_end_row run_ends[];
+const struct run_end_row *run_end_row(enum run_end end);
+
+/* ---- eager.c: the strategies (the options and --help list every row but "none") */
+enum eager_strategy {
+	EAGER_NONE,	/* lazy: everything faults in on first touch */
+	EAGER_AUTO,	/* prefault where KVM has it, else populate */
+	EAGER_POPULATE, /* MADV_POPULATE_WRITE on each thread's slice */
+	EAGER_PREFAULT, /* populate, then KVM_PRE_FAULT_MEMORY (TDP only) */
+	EAGER_TOUCH,	/* each vCPU writes its slice in the guest before the workload */
+	EAGER_STRATEGY_COUNT
+};
+
+struct eager_strategy_row {
+	enum eager_strategy id;
+	const char *name;
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct eager_strategy_row eager_strategies[];
+const char *eager_strategy_name(enum eager_strategy s);
+
+/* ---- what one VM is asked to be: the options that shape the machine ------ */
+struct vm_config {
+	uint64_t mem_bytes;
+	unsigned vcpus;
+	const struct mm_backend *backing;
+	enum eager_strategy eager; /* EAGER_NONE unless --eager */
+	unsigned eager_threads;	   /* 0: the vCPU threads do it */
+	double timeout_s;	   /* 0: none */
+	int strict_io;		   /* --strict-io: unclaimed port or MMIO access ends the run */
+	int raw;		   /* --raw: a flat binary without the minivmm header */
+	const char *guest_path;
+	int guest_argc;
+	char **guest_argv;
+};
+
+#define MVM_MIN_MEM_BYTES   (8ULL << 20)
+#define MVM_IMAGE_MAX_BYTES (64ULL << 20)
+
+/* ---- kvm.c: what /dev/kvm is ---------------------------------------------- */
+struct platform {
+	char kvm[8];	  /* "pvm", "vmx", "svm" or "unknown" */
+	int tdp;	  /* two-dimensional paging (EPT/NPT) in use */
+	int pre_fault;	  /* KVM_CAP_PRE_FAULT_MEMORY */
+	int stats_fd;	  /* KVM_CAP_BINARY_STATS_FD */
+	int max_vcpus;	  /* KVM_CAP_MAX_VCPUS */
+	uint32_t tsc_khz; /* KVM_GET_TSC_KHZ */
+};
+
+/* ---- vm.c, vcpu.c, loop.c, exits.c, end.c, wait.c: the VM ---------------- */
+struct vm; /* opaque: machine/internal.h */
+
+/*
+ * What the owner of a VM does on each vCPU thread around its run loop
+ * (eager population, the timeline's anchor, the sandbox, console flush).
+ */
+struct vm_hooks {
+	void *cookie;
+	void (*vcpu_enter)(void *cookie, unsigned vcpu, int vcpu_fd); /* before the first KVM_RUN */
+	void (*vcpu_leave)(void *cookie, unsigned vcpu); /* after the last */
+};
+
+/*
+ * A VM with no KVM behind it yet: fds closed, buses and lock ready, the
+ * caller's thread its main thread. NULL when out of memory; vm_free() it.
+ */
+struct vm *vm_new(int strict_io, int raw, const struct vm_hooks *hooks);
+/* Open /dev/kvm (and check its API) / create the VM. 0 or -errno with err set. */
+int kvm_open(struct vm *vm, char *err, size_t errlen);
+int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
+void platform_detect(struct vm *vm);
+/* Map guest RAM and register it as memslot 0. 0, or -errno with err set. */
+int vm_map_ram(struct vm *vm, const struct mm_backend *b, uint64_t bytes, char *err,
+	       size_t errlen);
+/* The image's header: its entry point and limits, set before the vCPUs are made. */
+void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr);
+/* Create nvcpus vCPUs in their entry state. 0 or -errno with err set. */
+int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen);
+/* Close every KVM fd and unmap guest RAM; what the run measured stays readable. */
+void vm_teardown(struct vm *vm);
+void vm_free(struct vm *vm);
+
+/* What the rooms above read of a VM. */
+const struct platform *vm_platform(const struct vm *vm);
+struct guest_ram *vm_ram(struct vm *vm);
+struct io_bus *vm_pio(struct vm *vm); /* to register devices on */
+const struct io_bus *vm_bus(const struct vm *vm, int mmio); /* port I/O (0) or MMIO (1) */
+int vm_fd(const struct vm *vm);
+unsigned vm_nvcpus(const struct vm *vm);
+int vm_vcpu_fd(const struct vm *vm, unsigned i);
+/* vCPU i's run loop on its thread (CLOCK_MONOTONIC s): 0 when it never ran. */
+int vm_vcpu_span(const struct vm *vm, unsigned i, double *t_run, double *t_done);
+
+/* end.c: the end of a run, shared by every thread. */
+/* End the run (the first call wins): wake the main thread, kick every vCPU out of KVM_RUN. */
+void vm_finish(struct vm *vm, enum run_end end, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Before any thread runs: the run ends here (setup failed), with this message. */
+void vm_set_end(struct vm *vm, enum run_end end, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+int vm_stopping(struct vm *vm);
+enum run_end vm_end(const struct vm *vm);
+int vm_exit_status(const struct vm *vm);
+int vm_guest_status(const struct vm *vm);	  /* when vm_end() is END_GUEST_EXIT */
+const char *vm_end_reason(const struct vm *vm);	  /* "not-started" before setup ran */
+const char *vm_end_message(const struct vm *vm);
+void vm_wake_main(struct vm *vm); /* from any thread */
+
+/* wait.c: the main thread's one wait. */
+/*
+ * Main thread: sleep until done(cookie), calling tick(cookie) every
+ * tick_s (if set). SIGINT/SIGTERM end the run as interrupted (a second
+ * SIGINT exits at once); deadline (CLOCK_MONOTONIC seconds, 0: none) ends
+ * it as timed out. Either way the wait goes on until done(cookie).
+ */
+void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
+		  double tick_s, double deadline, double timeout_s);
+/* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
+void vm_signals_block(struct vm *vm, sigset_t *old);
+
+/* loop.c: the vCPU threads. */
+/* Start one thread per vCPU (each runs hooks.vcpu_enter, KVM_RUN, hooks.vcpu_leave). */
+void vm_start_vcpus(struct vm *vm);
+/* Wait for the guest's end (or deadline), then stop and join every vCPU thread. */
+void vm_run_to_end(struct vm *vm, double deadline, double timeout_s);
+
+/* exits.c: the exit names (the dispatch itself is internal). */
+const char *exit_reason_name(uint32_t reason);
+
+/* loader.c: read and check an image, copy it into guest RAM. */
+/* Read the whole image. 0, or -errno with err set; *buf is the caller's to free. */
+int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen);
+/*
+ * Check buf is a guest this VMM can run in mem_bytes with vcpus vCPUs: 0
+ * and *hdr, or -ENOEXEC (not a minivmm guest for this ABI) or -EINVAL (the
+ * options do not fit it) with err set.
+ */
+int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+		 struct mvm_image_header *hdr, char *err, size_t errlen);
+/*
+ * A --raw image: a flat 64-bit binary loaded at MVM_LOAD_GPA and entered at
+ * its first byte, with no header. Fills *hdr as if it had one. 0, or -EINVAL
+ * (too big for mem_bytes, too many vCPUs) with err set.
+ */
+int loader_raw(uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+	       struct mvm_image_header *hdr, char *err, size_t errlen);
+#define MVM_RAW_MAX_VCPUS 8
+#define MVM_RAW_STACK_TOP MVM_BOOTINFO_GPA /* vCPU i: RSP = top - i * 4 KiB */
+void loader_entry_tables(struct guest_ram *ram);
+
+/* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. 0, or -ENOSPC/-EINVAL with err set. */
+struct bootinfo {
+	uint64_t mem_bytes;
+	unsigned vcpus;
+	uint32_t tsc_khz;
+	int eager_touch;
+	int tdp; /* KVM builds the second level with EPT/NPT */
+	int argc;
+	char **argv;
+};
+int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
+		   size_t errlen);
+
+/* ---- eager.c: --eager, one slice per thread, before the guest runs ------- */
+struct eager;
+/*
+ * Resolve the strategy for this platform and plan the slices. 0 with *out
+ * (NULL when lazy), or -errno with err set (a missing capability, RAM the
+ * host cannot back).
+ */
+int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, char *err,
+	       size_t errlen);
+enum eager_strategy eager_strategy(const struct eager *e); /* EAGER_NONE for NULL */
+enum eager_strategy eager_requested(const struct eager *e);
+int eager_host_side(const struct eager *e); /* populate or prefault work to do */
+int eager_on_vcpu_threads(const struct eager *e);
+/* Before any thread populates: what is resident already. */
+void eager_begin(struct eager *e, struct vm *vm);
+/* Every populating thread exists: they start together, and the clock with them. */
+void eager_release(struct eager *e);
+/*
+ * Main thread: run dedicated threads (--eager-threads) and wait for them,
+ * calling tick(cookie) every tick_s while they work (NULL: none).
+ */
+void eager_run_dedicated(struct eager *e, struct vm *vm, void (*tick)(void *),
+			 void *cookie, double tick_s);
+/* vCPU thread: populate this vCPU's slice, then wait until the main thread says go. */
+void eager_vcpu_gate(struct eager *e, struct vm *vm, unsigned vcpu);
+/* Main thread: wait for the vCPU threads' slices (tick as above), check them. */
+void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cookie,
+		double tick_s);
+void eager_go(struct eager *e);		     /* let the vCPU threads into the guest */
+double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
+double eager_end_time(const struct eager *e);
+/* Host bytes populated so far, of all it will do: for a progress display. */
+void eager_progress(const struct eager *e, uint64_t *done, uint64_t *total);
+
+/* What eager did, for the report: the whole, and each thread. */
+struct eager_facts {
+	enum eager_strategy requested, strategy;
+	int pre_fault_here; /* KVM_PRE_FAULT_MEMORY on this KVM */
+	unsigned nthreads;
+	int on_vcpu_threads;
+	uint64_t total_bytes;
+	double seconds;
+	int64_t resident_before, resident_after; /* mincore; -1 unknown */
+	int64_t populated;			 /* after - before, or -1 */
+	int fell_back; /* some thread wrote pages: no MADV_POPULATE_WRITE */
+};
+struct eager_thread_facts {
+	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through */
+	uint64_t gpa, bytes;
+	double t0, t1;
+	int fell_back;
+	struct prefault_stats pf;
+};
+/* 0 and *f when e did host-side work (populate, prefault), else -ENOENT. */
+int eager_facts(const struct eager *e, struct eager_facts *f);
+int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t);
+void eager_free(struct eager *e);
+
+/* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
+enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
+struct sandbox_fds {
+	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
+	const int *stats_fds; /* KVM stats fds the timeline samples */
+	unsigned nstats;
+	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
+	int nout;
+};
+/* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
+int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
+int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
+
+#endif /* MINIVMM_MACHINE_H */

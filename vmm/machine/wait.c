@@ -1,0 +1,95 @@
+/* The main thread's one wait: for the end, a deadline or a signal, drawing progress meanwhile. */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void on_kick(int sig)
+{
+	(void)sig;
+}
+
+static void on_second_interrupt(int sig)
+{
+	static const char msg[] = "minivmm: interrupted again, exiting at once\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more can be done */
+	}
+	_exit(EXIT_INTERRUPTED);
+}
+
+static void wait_set(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGTERM);
+	sigaddset(s, SIG_WAKE);
+}
+
+void vm_signals_block(struct vm *vm, sigset_t *old)
+{
+	struct sigaction kick = { .sa_handler = on_kick };
+	sigset_t set;
+
+	wait_set(&set);
+	/* No SA_RESTART: the kick must make KVM_RUN return EINTR. */
+	sigaction(SIG_KICK, &kick, NULL);
+	/* A wake-up left pending when the mask is restored must not kill us. */
+	sigaction(SIG_WAKE, &kick, NULL);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+	vm->main_thread = pthread_self();
+}
+
+/* The first SIGINT/SIGTERM ends the run; from then on a second one exits at once. */
+static void interrupted(struct vm *vm, int sig)
+{
+	struct sigaction sa = { .sa_handler = on_second_interrupt };
+	sigset_t again;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&again);
+	sigaddset(&again, SIGINT);
+	sigaddset(&again, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &again, NULL);
+	vm_finish(vm, END_INTERRUPTED, 0, "interrupted by SIG%s; stopped the guest",
+		  sigabbrev_np(sig));
+}
+
+void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
+		  double tick_s, double deadline, double timeout_s)
+{
+	sigset_t set;
+
+	wait_set(&set);
+	while (!done(cookie)) {
+		double wait = tick ? tick_s : 1.0;
+		struct timespec ts;
+		int sig;
+
+		if (deadline && !vm_stopping(vm)) {
+			double left = deadline - now_s();
+
+			if (left <= 0) {
+				vm_finish(
+					vm, END_TIMEOUT, 0,
+					"guest still running after --timeout %g s; stopped it",
+					timeout_s);
+				continue;
+			}
+			if (left < wait)
+				wait = left;
+		}
+		ts.tv_sec = (time_t)wait;
+		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * NSEC_PER_SEC) + 1;
+		if (tick)
+			tick(cookie);
+		sig = sigtimedwait(&set, NULL, &ts);
+		if ((sig == SIGINT || sig == SIGTERM) && !vm_stopping(vm))
+			interrupted(vm, sig);
+	}
+}

@@ -1,0 +1,230 @@
+/* The measurement: KVM's counters, the timeline of phases, the guest's records, the environment, statistics. */
+#ifndef MINIVMM_MEASURE_H
+#define MINIVMM_MEASURE_H
+
+/*
+ * This room keeps what a run measured and computes from it; it prints and
+ * writes nothing (the report room does). May include: measure/, machine/,
+ * devices/, mm/, include/.
+ */
+
+#include "machine.h"
+
+/* ---- kvmstats.c: KVM_GET_STATS_FD of the VM and each vCPU ----------------- */
+struct kvm_stats;
+/* Open the VM's and every vCPU's stats. 0 or -errno; *out stays NULL on failure. */
+int kvmstats_open(const struct vm *vm, struct kvm_stats **out);
+void kvmstats_close(struct kvm_stats *st); /* the fds; names stay readable */
+void kvmstats_free(struct kvm_stats *st);
+unsigned kvmstats_count(const struct kvm_stats *st);
+const int *kvmstats_fds(const struct kvm_stats *st,
+			unsigned *n); /* the VM's, the vCPUs' */
+const char *kvmstats_name(const struct kvm_stats *st, unsigned i, int *cumulative);
+int kvmstats_index(const struct kvm_stats *st, const char *name); /* -1: not there */
+int kvmstats_sample(struct kvm_stats *st, uint64_t *out); /* VM's, then vCPUs' summed */
+/*
+ * A sample with the cumulative counters as deltas since the previous call
+ * (gauges as they are now): what happened in between. 1 on the first call,
+ * which only starts the count; 0, or -errno. Any thread.
+ */
+int kvmstats_since(struct kvm_stats *st, uint64_t *out);
+
+/* ---- timeline.c: phases on one clock, KVM counters at each boundary ------ */
+
+/*
+ * Every phase a run can reach, in the order a run reaches them. A phase is
+ * named for the event that ends it and runs from the end of the one before.
+ * phases[] has a row for each (name, who marks it, meaning); the guest's
+ * marks (MVM_MARK_*) map onto their rows.
+ */
+enum phase {
+	PHASE_EXEC, /* main() entered (or the run's start, after the first): the zero of the clock */
+	PHASE_IMAGE_READ,
+	PHASE_KVM_OPEN,
+	PHASE_VM_CREATED,
+	PHASE_RAM_MAPPED,
+	PHASE_VCPUS_CREATED,
+	PHASE_EAGER_DONE,
+	PHASE_GUEST_LOADED,
+	PHASE_GUEST_ENTRY,
+	PHASE_FIRMWARE_READY,
+	PHASE_WORKLOAD_START,
+	PHASE_FIRST_USEFUL_WORK,
+	PHASE_WORKLOAD_END,
+	PHASE_VM_EXIT,
+	PHASE_COUNT
+};
+
+struct phase_row {
+	enum phase id;
+	const char *name;     /* in the tables and the results file */
+	uint32_t guest_mark;  /* MVM_MARK_* that ends it, or 0: the VMM marks it */
+	const char *meaning;  /* --explain and the docs */
+};
+extern const struct phase_row phases[];
+const char *phase_name(enum phase p); /* "?" when out of range */
+/* The phase a guest mark ends; PHASE_COUNT for an unknown mark. */
+enum phase phase_of_guest_mark(uint32_t mark);
+
+struct timeline;
+struct timeline *timeline_create(void); /* NULL: ENOMEM */
+/* Counters (once the vCPUs exist) and the TSC rate (once KVM told it); not owned. */
+void timeline_attach(struct timeline *tl, struct kvm_stats *stats, uint32_t tsc_khz);
+void timeline_mark(struct timeline *tl, enum phase p); /* a VMM phase ends now */
+/* Phase p ends at time t (CLOCK_MONOTONIC s); the first mark of a phase wins. */
+void timeline_mark_at(struct timeline *tl, enum phase p, double t, int guest);
+/* On the first vCPU thread to its first KVM_RUN, just before it: anchor the guest's TSC. */
+void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
+void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
+/* A guest TSC value on our clock (CLOCK_MONOTONIC s); 0 before the anchor. */
+double timeline_guest_time(const struct timeline *tl, uint64_t tsc);
+/* When phase p ended (CLOCK_MONOTONIC s), 0 if it was not reached. */
+double timeline_time(const struct timeline *tl, enum phase p);
+unsigned timeline_count(const struct timeline *tl); /* phases reached, in order */
+/* The i-th phase reached: which, when it ended, whether the guest marked it. */
+enum phase timeline_phase(const struct timeline *tl, unsigned i, double *t, int *guest);
+/* The i-th phase of p, or -1 if p was not reached. */
+int timeline_index(const struct timeline *tl, enum phase p);
+const struct kvm_stats *timeline_stats(const struct timeline *tl);
+/* The counters sampled when the i-th phase ended (kvmstats order), or NULL. */
+const uint64_t *timeline_sample(const struct timeline *tl, unsigned i);
+/* Counter k (or `name`) during the i-th phase (since the previous sample). 0 if unknown. */
+int timeline_delta_k(const struct timeline *tl, unsigned i, unsigned k, uint64_t *out);
+int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
+		   uint64_t *out);
+void timeline_free(struct timeline *tl);
+
+/* ---- records.c: what the guest reported -------------------------------- */
+#define RECORDS_MAX_SWEEP_ROWS (1u << 20) /* a runaway guest cannot exhaust the host */
+
+struct records;
+struct records *records_create(void);			       /* NULL: ENOMEM */
+void records_set_tsc_khz(struct records *r, uint32_t tsc_khz); /* the records' clock */
+/*
+ * Keep a copy of a batch of n records (checked, and copied once out of
+ * guest memory) with KVM's counters during it (nkvm values in kvmstats
+ * order, or NULL). 0, or -E2BIG past RECORDS_MAX_SWEEP_ROWS, or -ENOMEM.
+ * Any thread; the caller serializes a batch's add with its printing.
+ */
+int records_add_sweep(struct records *r, const struct mvm_rec_sweep *recs, uint32_t n,
+		      const uint64_t *kvm, unsigned nkvm);
+/* The counters of record i's batch, if they are its own (see records.c); NULL if not. */
+const uint64_t *records_kvm(const struct records *r, size_t i, unsigned *nkvm);
+int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n);
+const struct mvm_rec_sweep *records_sweep(const struct records *r, size_t *n);
+const struct mvm_rec_touch *records_touch(const struct records *r, size_t *n);
+double records_seconds(const struct records *r, uint64_t cycles);
+/*
+ * The record a table cell shows for key's (workload, iteration, size) and
+ * mode: the all-vCPU aggregate if there is one, else vCPU 0's; NULL if
+ * neither came. The one place this rule lives.
+ */
+const struct mvm_rec_sweep *records_table_rec(const struct records *r,
+					      const struct mvm_rec_sweep *key, uint32_t mode);
+void records_free(struct records *r);
+
+const char *sweep_workload_name(uint32_t workload);
+/* How the measured memory was mapped in the guest: demand, map_populate, direct_map. */
+const char *sweep_mapping_name(const struct mvm_rec_sweep *r);
+
+/* ---- env.c: the environment record in every results file ---------------- */
+#define ENV_MAX_POOLS  4
+#define ENV_MAX_PARAMS 256
+
+/* Plain data: read by env_start()/env_complete(), written out by the report. */
+struct env {
+	int argc; /* minivmm's own command line */
+	char **argv;
+	/* At start: what changes as runs come and go. */
+	char start_time[80]; /* "YYYY-MM-DDTHH:MM:SSZ"; sized for any int fields */
+	uint64_t mem_total, mem_available;
+	char thp_enabled[32], thp_defrag[32];
+	struct {
+		char size[32];
+		uint64_t nr, free;
+	} pool[ENV_MAX_POOLS];
+	unsigned npools;
+	/* Completed later: what does not change (kernel, CPU, KVM's module parameters). */
+	int complete;
+	char hostname[256];
+	char kernel_release[65], kernel_version[65], machine[65]; /* struct utsname */
+	char cpu_model[256], cpu_vendor[64], cpu_family[16], cpu_model_number[16],
+		cpu_stepping[16];
+	long online_cpus;
+	struct {
+		char module[16], name[256], value[128];
+	} param[ENV_MAX_PARAMS];
+	unsigned nparams;
+};
+/* What changes as runs go (memory, THP, hugetlb pools): at start. 0 or -ENOMEM. */
+int env_start(int argc, char **argv, struct env **out);
+/*
+ * Kernel, CPU, KVM module parameters: read once, before the main thread's
+ * sandbox (opens files); a no-op afterwards and for NULL.
+ */
+void env_complete(struct env *e);
+void env_free(struct env *e);
+
+/* ---- stats.c: spreads of repeated measurements -------------------------- */
+struct spread {
+	unsigned n;
+	double median, min, max, q1, q3; /* quartiles: linear, as R's type 7 */
+};
+void spread_of(const double *samples, unsigned n, struct spread *s);
+int spreads_overlap(const struct spread *a, const struct spread *b); /* [min, max] */
+
+/* ---- summary.c: one run seen whole, and its summary numbers --------------- */
+
+/* What the rooms above read of one run: each piece is owned by its room. */
+struct run_view {
+	const struct vm_config *cfg;
+	const struct vm *vm;
+	const struct eager *eager; /* NULL when lazy */
+	struct console *console; /* read only; its counts take its lock */
+	const struct kvm_stats *stats; /* NULL without KVM statistics */
+	const struct timeline *tl;
+	const struct records *rec;
+};
+
+/* The summary's numbers, ms; negative: not measured (no eager, a phase not reached). */
+enum summary_item {
+	SUM_SETUP,	       /* exec -> guest_entry */
+	SUM_EAGER,	       /* host population, or --eager=touch's pass in the guest */
+	SUM_FIRST_USEFUL_WORK, /* exec -> first_useful_work */
+	SUM_FIRST_PASS,	       /* workload_start -> first_useful_work */
+	SUM_TOTAL,	       /* exec -> vm_exit */
+	SUM_COUNT
+};
+extern const char *const summary_names[]; /* "setup_ms", ...: in the results file */
+struct tl_summary {
+	double ms[SUM_COUNT];
+	int eager_in_guest; /* --eager=touch: paid inside workload_start, not in setup */
+};
+void run_summary(const struct run_view *v, struct tl_summary *s);
+
+/* ---- verdict.c: --compare's verdict, from the runs' numbers (pure) -------- */
+struct run_facts {
+	struct tl_summary s;
+	double touched_bytes; /* the first pass wrote */
+	double ram_bytes;
+};
+void run_facts(const struct run_view *v, struct run_facts *f);
+struct verdict {
+	unsigned pairs; /* lazy/eager runs, adjacent in ABBA order */
+	int have_work;	/* every run marked its first useful work */
+	struct spread eager_cost_ms, setup_lazy_ms, setup_eager_ms;
+	struct spread first_pass_lazy_ms, first_pass_eager_ms, fuw_lazy_ms, fuw_eager_ms;
+	double saved_ms;      /* median first pass, lazy - eager */
+	int saved_conclusive; /* the first-pass spreads do not overlap */
+	const char *sooner; /* "lazy" or "eager": the smaller median first useful work */
+	int sooner_conclusive;
+	double touched_bytes, ram_bytes;
+	struct spread
+		break_even; /* fraction of RAM, over the pairs where eager saved time */
+	unsigned never;	    /* pairs where eager saved no first-touch time */
+};
+/* From n lazy and n eager runs (pair i: lazy[i], eager[i]). Pure: unit-tested. */
+void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,
+		     unsigned n, struct verdict *v);
+
+#endif /* MINIVMM_MEASURE_H */

@@ -1,0 +1,285 @@
+/* Records: what the guest reported, copied out of guest memory and kept, with the table-row rule. */
+#include "measure.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A batch of sweep records and KVM's counters during it (cumulative deltas, gauges' values). */
+struct batch {
+	size_t first, n;
+	uint64_t *kvm; /* nkvm values, or NULL */
+};
+
+/*
+ * The table-row index: (workload, iteration, size, mode) -> the record a
+ * table cell shows, so that printing, aggregating and writing stay linear
+ * in the records however many a guest sends. Open addressing, kept under
+ * half full; slots hold a record index + 1 (0: empty).
+ */
+struct row_index {
+	uint32_t *slot;
+	size_t cap; /* a power of two */
+	size_t used;
+};
+
+struct records {
+	uint32_t tsc_khz;
+	unsigned nkvm;
+	struct batch *batch;
+	size_t nbatch, capbatch;
+	pthread_mutex_t lock;	     /* records arrive on any vCPU thread */
+	struct mvm_rec_touch *touch; /* --eager=touch: per vCPU, then MVM_VCPU_ALL */
+	size_t ntouch;
+	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
+	uint32_t *batch_of;	     /* each sweep record's batch */
+	size_t nsweep, capsweep;
+	struct row_index rows;
+};
+
+struct records *records_create(void)
+{
+	struct records *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
+	return r;
+}
+
+void records_set_tsc_khz(struct records *r, uint32_t tsc_khz)
+{
+	r->tsc_khz = tsc_khz;
+}
+
+void records_free(struct records *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nbatch; i++)
+		free(r->batch[i].kvm);
+	free(r->batch);
+	free(r->sweep);
+	free(r->batch_of);
+	free(r->rows.slot);
+	free(r->touch);
+	free(r);
+}
+
+double records_seconds(const struct records *r, uint64_t cycles)
+{
+	return (double)cycles / ((double)r->tsc_khz * HZ_PER_KHZ);
+}
+
+static int same_cell(const struct mvm_rec_sweep *a, const struct mvm_rec_sweep *b)
+{
+	return a->workload == b->workload && a->iteration == b->iteration &&
+	       a->size_mib == b->size_mib && a->mode == b->mode;
+}
+
+static size_t cell_hash(const struct mvm_rec_sweep *k, size_t cap)
+{
+	uint64_t h = ((uint64_t)k->workload << 48) ^ ((uint64_t)k->iteration << 32) ^
+		     ((uint64_t)k->size_mib << 8) ^ k->mode;
+
+	h *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The slot of key's cell: the one holding it, or the empty one where it goes. */
+static uint32_t *cell_slot(const struct records *r, const struct mvm_rec_sweep *key)
+{
+	size_t i = cell_hash(key, r->rows.cap);
+
+	while (r->rows.slot[i] && !same_cell(&r->sweep[r->rows.slot[i] - 1], key))
+		i = (i + 1) & (r->rows.cap - 1);
+	return &r->rows.slot[i];
+}
+
+static int rows_grow(struct records *r)
+{
+	struct row_index old = r->rows;
+	size_t cap = old.cap ? old.cap * 2 : 256;
+
+	r->rows.slot = calloc(cap, sizeof(*r->rows.slot));
+	if (!r->rows.slot) {
+		r->rows = old;
+		return -ENOMEM;
+	}
+	r->rows.cap = cap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.slot[i])
+			*cell_slot(r, &r->sweep[old.slot[i] - 1]) = old.slot[i];
+	free(old.slot);
+	return 0;
+}
+
+/* Record i becomes its cell's table record if it is the all-vCPU one, or the first of vCPU 0. */
+static int rows_add(struct records *r, size_t i)
+{
+	const struct mvm_rec_sweep *rec = &r->sweep[i];
+	uint32_t *s;
+
+	if (rec->vcpu != MVM_VCPU_ALL && rec->vcpu != 0)
+		return 0;
+	if ((r->rows.used + 1) * 2 > r->rows.cap && rows_grow(r))
+		return -ENOMEM;
+	s = cell_slot(r, rec);
+	if (!*s) {
+		*s = (uint32_t)i + 1;
+		r->rows.used++;
+	} else if (rec->vcpu == MVM_VCPU_ALL && r->sweep[*s - 1].vcpu != MVM_VCPU_ALL) {
+		*s = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+const struct mvm_rec_sweep *
+records_table_rec(const struct records *r, const struct mvm_rec_sweep *key, uint32_t mode)
+{
+	struct mvm_rec_sweep k = *key;
+	uint32_t s;
+
+	if (!r->rows.cap)
+		return NULL;
+	k.mode = mode;
+	s = *cell_slot(r, &k);
+	return s ? &r->sweep[s - 1] : NULL;
+}
+
+static int add_batch(struct records *r, size_t first, uint32_t n, const uint64_t *kvm,
+		     unsigned nkvm)
+{
+	struct batch *b;
+
+	if (r->nbatch == r->capbatch) {
+		size_t cap = r->capbatch ? r->capbatch * 2 : 64;
+
+		b = realloc(r->batch, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		r->batch = b;
+		r->capbatch = cap;
+	}
+	b = &r->batch[r->nbatch];
+	*b = (struct batch){ first, n, NULL };
+	if (kvm && nkvm) {
+		b->kvm = malloc(nkvm * sizeof(*kvm));
+		if (!b->kvm)
+			return -ENOMEM;
+		memcpy(b->kvm, kvm, nkvm * sizeof(*kvm));
+		r->nkvm = nkvm;
+	}
+	r->nbatch++;
+	return 0;
+}
+
+static int reserve(struct records *r, size_t n)
+{
+	size_t cap = r->capsweep ? r->capsweep : 64;
+	struct mvm_rec_sweep *p;
+	uint32_t *q;
+
+	if (r->nsweep + n <= r->capsweep)
+		return 0;
+	while (cap < r->nsweep + n)
+		cap *= 2;
+	p = realloc(r->sweep, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r->sweep = p;
+	q = realloc(r->batch_of, cap * sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	r->batch_of = q;
+	r->capsweep = cap;
+	return 0;
+}
+
+int records_add_sweep(struct records *r, const struct mvm_rec_sweep *recs, uint32_t n,
+		      const uint64_t *kvm, unsigned nkvm)
+{
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	if (r->nsweep + n > RECORDS_MAX_SWEEP_ROWS) {
+		ret = -E2BIG;
+		goto out;
+	}
+	ret = reserve(r, n);
+	ret = ret ?: add_batch(r, r->nsweep, n, kvm, nkvm);
+	if (ret)
+		goto out;
+	/* One copy out of guest memory: printing and JSON see what was checked here. */
+	memcpy(&r->sweep[r->nsweep], recs, n * sizeof(*recs));
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		r->batch_of[r->nsweep] = (uint32_t)(r->nbatch - 1);
+		ret = rows_add(r, r->nsweep++);
+	}
+out:
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/* The guest's --eager=touch pass: the last report wins. */
+int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n)
+{
+	struct mvm_rec_touch *copy = malloc(n * sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, recs, n * sizeof(*copy));
+	pthread_mutex_lock(&r->lock);
+	free(r->touch);
+	r->touch = copy;
+	r->ntouch = n;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+/* Readers run after the vCPU threads were joined, or on the thread that added. */
+const struct mvm_rec_sweep *records_sweep(const struct records *r, size_t *n)
+{
+	*n = r->nsweep;
+	return r->sweep;
+}
+
+const uint64_t *records_kvm(const struct records *r, size_t i, unsigned *nkvm)
+{
+	const struct batch *bt;
+
+	if (i >= r->nsweep)
+		return NULL;
+	bt = &r->batch[r->batch_of[i]];
+	/* Counted for the whole batch: they belong to its one record, or its aggregate. */
+	if (bt->n > 1 && r->sweep[i].vcpu != MVM_VCPU_ALL)
+		return NULL;
+	*nkvm = r->nkvm;
+	return bt->kvm;
+}
+
+const struct mvm_rec_touch *records_touch(const struct records *r, size_t *n)
+{
+	*n = r->ntouch;
+	return r->touch;
+}
+
+const char *sweep_workload_name(uint32_t w)
+{
+	return w == MVM_WL_SWEEP ? "sweep" : w == MVM_WL_FLAT ? "flat" : "unknown";
+}
+
+/*
+ * How the measured memory was mapped in the guest: "map_populate" is the
+ * guest's own mmap(MAP_POPULATE), nothing to do with --eager=populate.
+ */
+const char *sweep_mapping_name(const struct mvm_rec_sweep *r)
+{
+	if (r->workload == MVM_WL_FLAT)
+		return "direct_map";
+	return r->mode == MVM_MODE_DEMAND     ? "demand"
+	       : r->mode == MVM_MODE_POPULATE ? "map_populate"
+					      : "unknown";
+}

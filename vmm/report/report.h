@@ -1,0 +1,138 @@
+/* The report: the JSON writer, the results file and its schema, the tables, the legend, the trace. */
+#ifndef MINIVMM_REPORT_H
+#define MINIVMM_REPORT_H
+
+/*
+ * This room turns what the machine did and what was measured into what a
+ * person reads (tables, messages) and what a script reads (the results
+ * file, the trace). It decides nothing about the run. May include: report/,
+ * measure/, machine/, devices/, mm/, include/.
+ */
+
+#include "measure.h"
+
+/* ---- json.c: a streaming JSON writer: escaping, commas and nesting ------- */
+#define JSON_MAX_DEPTH 16
+
+struct json {
+	FILE *f;
+	int depth;
+	int count[JSON_MAX_DEPTH]; /* members written at each level */
+};
+
+/* key is NULL inside arrays and for the top-level value. */
+void json_begin_object(struct json *j, const char *key);
+void json_end_object(struct json *j);
+void json_begin_array(struct json *j, const char *key);
+void json_end_array(struct json *j);
+void json_string(struct json *j, const char *key, const char *s);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_i64(struct json *j, const char *key, int64_t v);
+void json_double(struct json *j, const char *key, double v); /* non-finite: null */
+void json_ms(struct json *j, const char *key, double ms); /* negative (not measured): null */
+void json_bool(struct json *j, const char *key, int v);
+void json_null(struct json *j, const char *key);
+
+/*
+ * Build a document with build(j, arg) in memory, then write all of it to
+ * fd. Returns 0, or -errno of the write that failed (ENOSPC, EIO, ...).
+ */
+int json_write_fd(int fd, void (*build)(struct json *j, const void *arg),
+		  const void *arg);
+
+/* ---- fmt.c: numbers for people ------------------------------------------- */
+#define FMT_BYTES	 32
+#define FMT_SPREAD_BYTES 112
+/* v with `decimals` decimals, or more where needed for two significant digits. */
+const char *fmt_value(char buf[FMT_BYTES], double v, int decimals);
+/* "median [min-max]" (just the value for one sample, "-" for none). */
+const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals);
+/* text from column indent (the first line's indent already printed), wrapped at width. */
+void print_wrapped(FILE *f, const char *text, int indent, int width);
+void spread_write_json(const struct spread *s, struct json *j, const char *key);
+
+/* ---- legend.c: what every column of every table means ------------------- */
+enum legend_table {
+	LEGEND_SWEEP,
+	LEGEND_TIMELINE,
+	LEGEND_COUNTERS,
+	LEGEND_EAGER,
+	LEGEND_REPEAT,
+	LEGEND_VERDICT,
+	LEGEND_TABLE_COUNT
+};
+struct legend_row {
+	enum legend_table table;
+	const char *column;
+	const char *meaning;
+};
+extern const struct legend_row legend[];
+extern const unsigned legend_count;
+void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_* */
+
+/* ---- tables.c: the OSv sweep table, row by row, and eager touch ----------- */
+/* Print what the batch of records from index `from` on completes of the OSv tables. */
+void tables_sweep_batch(const struct records *r, size_t from, FILE *f);
+void tables_touch(const struct records *r, FILE *f);
+
+/* ---- phases.c: the timeline as a table and in the results file ------------ */
+extern const char *const timeline_counters[]; /* the counters every table shows */
+extern const unsigned timeline_ncounters;
+void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f);
+void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
+			 struct json *j);
+
+/* ---- eager.c: what eager did, for people and in the results file ---------- */
+void eager_report(const struct eager *e, FILE *f);
+/* The members of the results' "eager" object (the run adds a touch pass's). */
+void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j);
+
+/* ---- ending.c: how a run ended, for a person ------------------------------ */
+void platform_print(const struct platform *p, FILE *f);
+/*
+ * What ended the run (with the guest's last console lines when it failed
+ * and verbose is off), unclaimed devices and dropped console output
+ * (verbose), the timeline (verbose and timeline).
+ */
+void ending_print(const struct run_view *v, int status, int verbose, int timeline);
+
+/* ---- aggregate.c: the measured runs of one mode, summed up --------------- */
+struct run_set {
+	const struct run_view *const *runs;
+	unsigned n;
+	const char *label;
+};
+void aggregate_print(const struct run_set *s, int sweep_tables, FILE *f);
+void aggregate_write_json(const struct run_set *s, struct json *j); /* as s->label */
+void compare_table_print(const struct run_set *lazy, const struct run_set *eager,
+			 enum eager_strategy how, FILE *f);
+
+/* ---- verdict.c: --compare's verdict, printed and written ------------------ */
+void verdict_print(const struct verdict *v, FILE *f);
+void verdict_write_json(const struct verdict *v, struct json *j);
+
+/* ---- results_file.c: the results file, its schema and version in one place */
+#define RESULTS_SCHEMA	       "minivmm-results"
+#define RESULTS_SCHEMA_VERSION 2
+
+/* An experiment as the results file and the trace see it. */
+struct experiment_view {
+	const struct env *env;
+	unsigned planned;	   /* runs planned, warm-ups included */
+	unsigned done;		   /* runs that started */
+	unsigned repeat, warmup;   /* measured runs of each mode, warm-ups */
+	unsigned nmodes;	   /* 1, or 2 for --compare */
+	const char *kind;	   /* "repeat" or "compare" (planned > 1) */
+	const char *const *mode_label; /* nmodes */
+	const unsigned *mode;	   /* planned: each run's mode */
+	const int *is_warmup;	   /* planned */
+	const struct run_view *runs; /* done */
+	const struct verdict *verdict; /* NULL when there is none */
+	const int *fds, *threads;      /* done + 1: the process's, around each run */
+};
+/* The results file (one run: its members at the top). 0 or -errno of the write. */
+int results_file_write(int fd, const struct experiment_view *x);
+/* --trace: Chrome trace events, one process track per run. 0 or -errno. */
+int trace_file_write(int fd, const struct experiment_view *x);
+
+#endif /* MINIVMM_REPORT_H */

@@ -1,0 +1,298 @@
+/* The results file: its schema and version, the environment, each run, the aggregates, the verdict. */
+#include "report.h"
+
+#include <string.h>
+
+#ifndef MINIVMM_REVISION
+#define MINIVMM_REVISION "unknown"
+#endif
+
+/* --eager=touch: the guest's pass, per vCPU and for all of them. */
+static void touch_json(const struct run_view *r, struct json *j)
+{
+	size_t n;
+	const struct mvm_rec_touch *t = records_touch(r->rec, &n);
+
+	json_u64(j, "threads", vm_nvcpus(r->vm));
+	json_bool(j, "on_vcpu_threads", 1);
+	json_begin_array(j, "per_thread");
+	for (size_t i = 0; i < n; i++) {
+		double s = records_seconds(r->rec, t[i].cycles);
+		double bytes = (double)t[i].pages * MVM_PAGE_BYTES;
+
+		if (t[i].vcpu == MVM_VCPU_ALL)
+			continue;
+		json_begin_object(j, NULL);
+		json_u64(j, "vcpu", t[i].vcpu);
+		json_u64(j, "gpa", t[i].start_gpa);
+		json_u64(j, "end_gpa", t[i].end_gpa);
+		json_u64(j, "pages", t[i].pages);
+		json_u64(j, "bytes", t[i].pages * MVM_PAGE_BYTES);
+		json_double(j, "seconds", s);
+		json_double(j, "gib_per_s", gib_per_s(bytes, s));
+		json_end_object(j);
+	}
+	json_end_array(j);
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].vcpu != MVM_VCPU_ALL)
+			continue;
+		json_u64(j, "pages", t[i].pages);
+		json_u64(j, "bytes", t[i].pages * MVM_PAGE_BYTES);
+		json_double(j, "seconds", records_seconds(r->rec, t[i].cycles));
+	}
+}
+
+/* Every record; what the tables show is touch_s (OSv's timed region). */
+static void sweep_json(const struct run_view *r, struct json *j)
+{
+	size_t n;
+	const struct mvm_rec_sweep *recs = records_sweep(r->rec, &n);
+
+	json_begin_array(j, "sweep");
+	for (size_t i = 0; i < n; i++) {
+		const struct mvm_rec_sweep *s = &recs[i];
+		unsigned nkvm = 0;
+		const uint64_t *kvm = records_kvm(r->rec, i, &nkvm);
+
+		json_begin_object(j, NULL);
+		json_string(j, "workload", sweep_workload_name(s->workload));
+		json_u64(j, "iteration", s->iteration);
+		json_u64(j, "size_mib", s->size_mib);
+		json_string(j, "guest_mapping", sweep_mapping_name(s));
+		if (s->vcpu == MVM_VCPU_ALL)
+			json_string(j, "vcpu", "all");
+		else
+			json_u64(j, "vcpu", s->vcpu);
+		json_double(j, "map_s", records_seconds(r->rec, s->map_cycles));
+		json_double(j, "touch_s", records_seconds(r->rec, s->touch_cycles));
+		json_double(j, "unmap_s", records_seconds(r->rec, s->unmap_cycles));
+		json_u64(j, "pages", s->pages);
+		json_u64(j, "guest_faults", s->guest_faults);
+		json_u64(j, "pfn_sum", s->pfn_sum);
+		if (kvm) {
+			json_begin_object(j, "kvm");
+			for (unsigned k = 0; k < nkvm; k++) {
+				int cum;
+
+				json_u64(j, kvmstats_name(r->stats, k, &cum), kvm[k]);
+			}
+			json_end_object(j);
+		}
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+static void unclaimed_json(struct json *j, const char *key, const struct io_bus *bus)
+{
+	struct io_unclaimed u = io_bus_unclaimed_counts(bus);
+
+	json_begin_object(j, key);
+	json_u64(j, "count", u.count);
+	if (u.count) {
+		json_u64(j, "first_address", u.first_addr);
+		json_bool(j, "first_is_write", u.first_write);
+	}
+	json_end_object(j);
+}
+
+/* One run's members (config, platform, eager, sweep, timeline, summary, devices, exit). */
+static void run_members(const struct run_view *r, struct json *j)
+{
+	const struct vm_config *cfg = r->cfg;
+	const struct vm *vm = r->vm;
+	const struct platform *plat = vm_platform(vm);
+	struct tl_summary s;
+
+	json_begin_object(j, "minivmm");
+	json_string(j, "version", MINIVMM_VERSION);
+	json_u64(j, "abi", MVM_ABI_VERSION);
+	json_end_object(j);
+
+	json_begin_object(j, "platform");
+	json_string(j, "kvm", plat->kvm);
+	json_string(j, "paging", plat->tdp ? "tdp" : "shadow");
+	json_bool(j, "pre_fault_memory", plat->pre_fault);
+	json_u64(j, "tsc_khz", plat->tsc_khz);
+	json_end_object(j);
+
+	json_begin_object(j, "config");
+	json_u64(j, "mem_bytes", cfg->mem_bytes);
+	json_u64(j, "vcpus", cfg->vcpus);
+	json_string(j, "backing", cfg->backing->name);
+	json_u64(j, "backing_page_bytes", cfg->backing->page_bytes);
+	json_string(j, "eager", eager_strategy_name(cfg->eager));
+	json_string(j, "guest", cfg->guest_path);
+	json_begin_array(j, "guest_args");
+	for (int i = 0; i < cfg->guest_argc; i++)
+		json_string(j, NULL, cfg->guest_argv[i]);
+	json_end_array(j);
+	if (cfg->timeout_s > 0)
+		json_double(j, "timeout_s", cfg->timeout_s);
+	json_end_object(j);
+
+	if (cfg->eager != EAGER_NONE) {
+		json_begin_object(j, "eager");
+		eager_write_json(r->eager, cfg->eager, j);
+		if (eager_strategy(r->eager) == EAGER_TOUCH)
+			touch_json(r, j);
+		json_end_object(j);
+	}
+
+	json_string(j, "sweep_table_shows", "touch_s");
+	sweep_json(r, j);
+	run_summary(r, &s);
+	timeline_write_json(r->tl, &s, j);
+
+	json_begin_object(j, "devices");
+	unclaimed_json(j, "unclaimed_pio", vm_bus(vm, 0));
+	unclaimed_json(j, "unclaimed_mmio", vm_bus(vm, 1));
+	json_u64(j, "console_bytes", console_counts(r->console).bytes);
+	json_u64(j, "console_dropped", console_counts(r->console).dropped);
+	json_end_object(j);
+
+	json_begin_object(j, "exit");
+	json_u64(j, "status", (uint64_t)vm_exit_status(vm));
+	json_string(j, "reason", vm_end_reason(vm));
+	if (vm_end(vm) == END_GUEST_EXIT)
+		json_i64(j, "guest_status", vm_guest_status(vm));
+	json_string(j, "message", vm_end_message(vm));
+	json_end_object(j);
+}
+
+/* The environment record (env.c read it; a NULL env writes null). */
+static void env_json(const struct env *e, struct json *j)
+{
+	const char *module = NULL;
+
+	if (!e) {
+		json_null(j, "environment");
+		return;
+	}
+	json_begin_object(j, "environment");
+	json_string(j, "minivmm_version", MINIVMM_VERSION);
+	json_string(j, "source_revision", MINIVMM_REVISION);
+	json_u64(j, "guest_abi", MVM_ABI_VERSION);
+	json_begin_array(j, "command_line");
+	for (int i = 0; i < e->argc; i++)
+		json_string(j, NULL, e->argv[i]);
+	json_end_array(j);
+	json_string(j, "start_time", e->start_time);
+	json_string(j, "hostname", e->hostname);
+	json_string(j, "kernel_release", e->kernel_release);
+	json_string(j, "kernel_version", e->kernel_version);
+	json_string(j, "machine", e->machine);
+	json_string(j, "cpu_model", e->cpu_model);
+	json_string(j, "cpu_vendor", e->cpu_vendor);
+	json_string(j, "cpu_family", e->cpu_family);
+	json_string(j, "cpu_model_number", e->cpu_model_number);
+	json_string(j, "cpu_stepping", e->cpu_stepping);
+	json_i64(j, "online_cpus", e->online_cpus);
+	json_u64(j, "mem_total_bytes", e->mem_total);
+	json_u64(j, "mem_available_bytes", e->mem_available);
+	json_string(j, "thp_enabled", e->thp_enabled);
+	json_string(j, "thp_defrag", e->thp_defrag);
+	json_begin_array(j, "hugetlb_pools");
+	for (unsigned i = 0; i < e->npools; i++) {
+		json_begin_object(j, NULL);
+		json_string(j, "size", e->pool[i].size);
+		json_u64(j, "nr_hugepages", e->pool[i].nr);
+		json_u64(j, "free_hugepages", e->pool[i].free);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	/* Which KVM, and every parameter that can change how it pages (ept, npt, tdp_mmu, ...). */
+	json_begin_object(j, "kvm_modules");
+	for (unsigned i = 0; i < e->nparams; i++) {
+		if (!module || strcmp(module, e->param[i].module)) {
+			if (module)
+				json_end_object(j);
+			module = e->param[i].module;
+			json_begin_object(j, module);
+		}
+		json_string(j, e->param[i].name, e->param[i].value);
+	}
+	if (module)
+		json_end_object(j);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+/* The measured runs of mode m (warm-ups left out), in the order they ran. */
+static unsigned measured(const struct experiment_view *x, unsigned m,
+			 const struct run_view **out)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < x->done; i++)
+		if (x->mode[i] == m && !x->is_warmup[i])
+			out[n++] = &x->runs[i];
+	return n;
+}
+
+static void resources_json(const struct experiment_view *x, struct json *j)
+{
+	json_begin_object(j, "resources");
+	json_begin_array(j, "fds");
+	for (unsigned i = 0; i <= x->done; i++)
+		json_i64(j, NULL, x->fds[i]);
+	json_end_array(j);
+	json_begin_array(j, "threads");
+	for (unsigned i = 0; i <= x->done; i++)
+		json_i64(j, NULL, x->threads[i]);
+	json_end_array(j);
+	json_end_object(j);
+}
+
+static void build(struct json *j, const void *arg)
+{
+	const struct experiment_view *x = arg;
+
+	json_begin_object(j, NULL);
+	json_string(j, "schema", RESULTS_SCHEMA);
+	json_u64(j, "schema_version", RESULTS_SCHEMA_VERSION);
+	env_json(x->env, j);
+	if (x->planned == 1) { /* one run: its members at the top */
+		if (x->done)
+			run_members(&x->runs[0], j);
+		json_end_object(j);
+		return;
+	}
+	json_begin_object(j, "experiment");
+	json_string(j, "kind", x->kind);
+	json_u64(j, "repeat", x->repeat);
+	json_u64(j, "warmup", x->warmup);
+	json_begin_array(j, "order");
+	for (unsigned i = 0; i < x->planned; i++)
+		json_string(j, NULL, x->mode_label[x->mode[i]]);
+	json_end_array(j);
+	json_u64(j, "runs_done", x->done);
+	json_end_object(j);
+	json_begin_array(j, "runs");
+	for (unsigned i = 0; i < x->done; i++) {
+		json_begin_object(j, NULL);
+		json_u64(j, "index", i + 1);
+		json_string(j, "label", x->mode_label[x->mode[i]]);
+		json_bool(j, "warmup", x->is_warmup[i]);
+		run_members(&x->runs[i], j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_begin_object(j, "aggregate");
+	for (unsigned m = 0; m < x->nmodes; m++) {
+		const struct run_view *rs[x->done + 1];
+		struct run_set set = { rs, measured(x, m, rs), x->mode_label[m] };
+
+		aggregate_write_json(&set, j);
+	}
+	json_end_object(j);
+	if (x->verdict)
+		verdict_write_json(x->verdict, j);
+	resources_json(x, j);
+	json_end_object(j);
+}
+
+int results_file_write(int fd, const struct experiment_view *x)
+{
+	return json_write_fd(fd, build, x);
+}
