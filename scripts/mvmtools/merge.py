@@ -36,6 +36,7 @@ guests) are empty.
 import csv
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -390,8 +391,6 @@ def main(argv):
                 if out:
                     print("plot: %s" % out)
         finally:
-            import shutil
-
             shutil.rmtree(tmp, ignore_errors=True)
     else:
         print("merge: no plots: " + gnuplot.MISSING, file=sys.stderr)

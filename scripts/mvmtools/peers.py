@@ -13,11 +13,12 @@ byte for byte: the number formatting of each place is kept (numtext).
 import json
 import os
 import re
+import shutil
 import tempfile
 
 from . import design, environment, gnuplot, sweeptable
 from .numtext import awk_num, awk_value, c_g, ld_g
-from .stats import group_stats, paired_ratios
+from .stats import NUMBER, group_stats, paired_ratios
 
 PROPOLIS_MIB = "16000"  # seed 002: "vm_mmap_memseg for a 16,000MiB VM takes a total of about 620ms"
 PROPOLIS_S = "0.620"
@@ -240,8 +241,7 @@ class Report:
 
             def rate(tool):
                 m = e_pop.get(c, tool, 4)
-                mv = awk_value(m)
-                return "%.2f" % _div(awk_value(g), mv) if m != "" and _numeric_gt0(m) else "-"
+                return "%.2f" % _div(awk_value(g), awk_value(m)) if _numeric_gt0(m) else "-"
 
             out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 c, e_pop.fmt_stats(c, "minivmm", 1), e_pop.fmt_stats(c, "qemu", 1), e_pop.fmt_stats(c, "plain", 1),
@@ -621,15 +621,11 @@ class Report:
         return "\n".join(out) + "\n"
 
     def close(self):
-        import shutil
-
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def gib_of(cell):
-    """The N of the first " NG" word of a cell ("4k 1G t1" -> "1"), "" if none."""
-    import re
-
+    """The N of the last " NG..." word of a cell ("4k 1G t1" -> "1"), "" if none."""
     m = re.match(r".* ([0-9][0-9]*)G.*", cell)
     return m.group(1) if m else ""
 
@@ -641,8 +637,7 @@ def gib_of_awk(cell):
 
 
 def _numeric_gt0(text):
-    from .stats import NUMBER
-
+    """awk's m > 0 for a value passed with -v: numeric only if it looks like a number."""
     return bool(NUMBER.match(text.strip())) and float(text) > 0
 
 

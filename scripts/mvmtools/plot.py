@@ -21,6 +21,7 @@ first useful work as points, so the spread between runs shows.
 A table row is the all-vCPU record of a --parallel run, else vCPU 0's.
 """
 import os
+import shutil
 import sys
 import tempfile
 
@@ -335,8 +336,6 @@ def main(argv):
             if not ok or not os.path.exists(out) or os.path.getsize(out) == 0:
                 raise PlotError("gnuplot wrote nothing to %s%s" % (out, ": " + err if err else ""))
         finally:
-            import shutil
-
             shutil.rmtree(tmp, ignore_errors=True)
     except PlotError as e:
         if str(e) == "usage":

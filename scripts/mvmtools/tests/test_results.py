@@ -1,5 +1,4 @@
 """Reading results files; THE table-row rule."""
-import json
 import os
 import tempfile
 import unittest
