@@ -6,7 +6,7 @@
  * (default 1 GiB, like the start-up comparison), one vCPU in 64-bit mode whose
  * first instruction writes port 0xf4, runs it to that exit, and tears it all
  * down. Prints one line per loop and step, "loop<TAB>step<TAB>seconds"; the
- * caller takes medians (bench/stats.awk). Run with --loops 1 as a process, it is
+ * caller takes medians (bench_stats). Run with --loops 1 as a process, it is
  * the smallest program that gets from exec to a guest instruction here.
  */
 #include <errno.h>

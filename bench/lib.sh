@@ -3,9 +3,9 @@
 #   bench_on_exit                   cleanups run on exit, on error and on Ctrl-C
 #   bench_knob_set / _restore       change a sysfs knob; the original comes back on exit
 #   bench_order / bench_order_seq   the run order: ABBA for two, a Williams design for more
-#   bench_stats / bench_ratios      medians, quartiles, min-max (bench/stats.awk), paired ratios
+#   bench_stats / bench_ratios      medians, quartiles, min-max, paired ratios (scripts/mvmtools)
 #   bench_trace_open / _run / _parse  kernel-observed boundaries (a tracefs instance)
-#   bench_env_md                    the environment header of a report
+#   bench_facts                     what a report's environment table adds about the bench
 # shellcheck shell=bash
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -62,63 +62,33 @@ bench_knob_restore() {
 	[ -z "${_bench_knob_saved[$1]+set}" ] || echo "${_bench_knob_saved[$1]}" >"$1"
 }
 
-# --- run order: ABBA, Williams designs ---------------------------------------------
-# bench_order ROUNDS NAME...: one name per line, round after round, each round
-# a row of a Williams design (a balanced Latin square): for two names A B, B A
-# (ABBA); for three, A B C, B C A, C A B, C B A, A C B, B A C. Over a whole
-# cycle of rows (2 names: 2 rounds; 3: 6; 4: 4) every name runs equally often
-# in every position and after every other name, so what drifts with time or
-# with what ran just before (these machines' memory, backed lazily by their
-# host, is faster right after a big free) cancels out of the medians. With
-# two names this is exactly ABBA.
-bench_order() {
-	local rounds=$1 n r k i
-	shift
-	n=$#
-	local -a names=("$@") first=() rows=()
-	# Williams' first row: 0, 1, n-1, 2, n-2, ...; row j adds j (mod n); an odd n
-	# needs the mirrored rows as well.
-	for ((k = 0, i = 0; k < n; k++)); do
-		if ((k == 0)); then first+=(0); elif ((k % 2)); then first+=($(((k + 1) / 2))); else first+=($((n - k / 2))); fi
-	done
-	for ((r = 0; r < n; r++)); do
-		local row=""
-		for ((k = 0; k < n; k++)); do row+="$(((first[k] + r) % n)) "; done
-		rows+=("$row")
-	done
-	if ((n % 2)); then
-		for ((r = 0; r < n; r++)); do
-			local -a cells=(${rows[r]})
-			local rev=""
-			for ((k = n - 1; k >= 0; k--)); do rev+="${cells[k]} "; done
-			rows+=("$rev")
-		done
-	fi
-	for ((r = 0; r < rounds; r++)); do
-		for i in ${rows[r % ${#rows[@]}]}; do printf '%s\n' "${names[i]}"; done
-	done
-}
+# --- run order, statistics: the Python package (scripts/mvmtools) -------------------
+# mvmtools COMMAND...: python3 -m mvmtools from this tree (standard library only).
+mvmtools() { PYTHONPATH="$REPO_DIR/scripts${PYTHONPATH:+:$PYTHONPATH}" python3 -m mvmtools "$@"; }
+
+# bench_order ROUNDS NAME...: one name per line, round after round, each round a
+# row of a Williams design (a balanced Latin square; mvmtools/design.py): for two
+# names A B, B A (ABBA); for three, A B C, B C A, C A B, C B A, A C B, B A C. Over
+# a whole cycle of rows (2 names: 2 rounds; 3: 6; 4: 4) every name runs equally
+# often in every position and after every other name, so what drifts with time
+# or with what ran just before (these machines' memory, backed lazily by their
+# host, is faster right after a big free) cancels out of the medians.
+bench_order() { mvmtools order "$@"; }
 
 # bench_order_seq ROUNDS NAME...: bench_order's schedule as words "NAME:SEQ", SEQ
 # counting each name's runs from 1 (its round), for `for run in $(...)` with
 # ${run%:*} the name and ${run##*:} the round. Names hold no white space or ':'.
-bench_order_seq() { bench_order "$@" | awk '{ print $0 ":" ++n[$0] }'; }
+bench_order_seq() { mvmtools order-seq "$@"; }
 
-# --- statistics -------------------------------------------------------------------
-# bench_stats [KEYS]: stdin "KEY... VALUE" -> "KEY... n median q1 q3 min max samples".
-bench_stats() { awk -f "$BENCH_DIR/stats.awk" ${1:+-v keys="$1"}; }
+# bench_stats [KEYS]: stdin "KEY... VALUE" -> "KEY... n median q1 q3 min max samples"
+# (tab-separated; values that are not numbers are skipped; quartiles are R's
+# type 7, as minivmm's own; mvmtools/stats.py).
+bench_stats() { mvmtools stats ${1:+"$1"}; }
 
 # bench_ratios NUM DEN: stdin "CELL TOOL SEQ VALUE" -> "CELL RATIO" for every SEQ
 # (round) in which both tools ran: NUM's value over DEN's, the pair measured
 # side by side. Feed to bench_stats for the median and spread of the ratios.
-bench_ratios() {
-	awk -F'\t' -v OFS='\t' -v num="$1" -v den="$2" '
-		{ v[$1, $2, $3] = $4; if (!(($1, $3) in seen)) { seen[$1, $3]; c[++n] = $1; s[n] = $3 } }
-		END { for (i = 1; i <= n; i++) {
-			a = v[c[i], num, s[i]]; b = v[c[i], den, s[i]]
-			if (a != "" && b != "" && a != "-" && b != "-" && b + 0 > 0)
-				printf "%s\t%.9g\n", c[i], a / b } }'
-}
+bench_ratios() { mvmtools ratios "$1" "$2"; }
 
 # --- kernel-observed boundaries -------------------------------------------------------
 # A private tracefs instance (other users of tracing are not disturbed) with the
@@ -210,53 +180,18 @@ bench_trace_parse() {
 		}' "$1"
 }
 
-# --- the environment header ---------------------------------------------------------
-# bench_env_md MINIVMM-RESULTS.json: a markdown table: the key fields of minivmm's
-# own .environment record from a run of this bench, what the bench adds (QEMU,
-# nproc, load, its command), then the whole record.
-bench_env_md() {
-	local json=${1:-} rev
+# --- what the bench records about itself ----------------------------------------------
+# bench_facts: "FIELD<TAB>VALUE" lines the report's environment table adds to
+# minivmm's own record (bench/peers keeps them as DIR/bench.tsv; mvmtools renders).
+bench_facts() {
+	local rev
 	rev=$(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo -)
 	git -C "$REPO_DIR" diff --quiet HEAD 2>/dev/null || rev="$rev (with uncommitted changes)"
-	echo "| what | value | source |"
-	echo "|---|---|---|"
-	if [ -n "$json" ] && jq -e '.environment | type == "object"' "$json" >/dev/null 2>&1; then
-		# The fields a reader compares first; the whole record follows the table.
-		jq -r '.environment as $e | .platform as $p
-			| def row(k; v): "| \(k) | \(v | tostring | gsub("\\|"; "\\|")) | minivmm results |";
-			row("kernel release"; $e.kernel_release),
-			row("CPU"; "\($e.cpu_model) (\($e.cpu_vendor) family \($e.cpu_family) model \($e.cpu_model_number) stepping \($e.cpu_stepping)), \($e.online_cpus) online"),
-			row("KVM"; "\($p.kvm), \($p.paging) paging, KVM_PRE_FAULT_MEMORY \(if $p.pre_fault_memory then "yes" else "no" end); modules \($e.kvm_modules | keys | join(", "))"),
-			row("paging-relevant KVM parameters"; [$e.kvm_modules | to_entries[] | .key as $m | .value | to_entries[]
-				| select(.key | test("^(tdp_mmu|ept|npt|nx_huge_pages|eager_page_split|enable_unrestricted_guest)$"))
-				| "\($m).\(.key)=\(.value)"] | join(", ")),
-			row("THP enabled / defrag"; "\($e.thp_enabled) / \($e.thp_defrag)"),
-			row("hugetlb pools"; [$e.hugetlb_pools[] | "\(.size): \(.nr_hugepages)"] | join(", ")),
-			row("MemAvailable / MemTotal"; "\($e.mem_available_bytes / 1073741824 * 10 | round / 10) / \($e.mem_total_bytes / 1073741824 * 10 | round / 10) GiB"),
-			row("minivmm"; "\($e.minivmm_version), source \($e.source_revision), guest ABI \($e.guest_abi)"),
-			row("minivmm command line (this record)"; $e.command_line | join(" ")),
-			row("minivmm start time"; $e.start_time)' "$json"
-	else
-		echo "| environment record | missing: ${json:-no results file} has no .environment | bench |"
-	fi
-	{
-		printf 'bench command\t%s\n' "$BENCH_CMDLINE"
-		printf 'bench start (UTC)\t%s\n' "$BENCH_START"
-		printf 'source revision\t%s\n' "$rev"
-		printf 'nproc\t%s\n' "$(nproc)"
-		printf 'load average at start\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-		printf 'QEMU\t%s\n' "$(qemu-system-x86_64 --version 2>/dev/null | head -1 || echo -)"
-		printf 'kernel tracing\t%s\n' "${BENCH_TRACE:+tracefs instance (boundaries observed by the kernel)}${BENCH_TRACE_WHY}"
-	} | awk -F'\t' '{ gsub(/\|/, "\\|", $2); printf "| %s | %s | bench |\n", $1, $2 }'
-	if [ -n "$json" ] && jq -e '.environment | type == "object"' "$json" >/dev/null 2>&1; then
-		echo
-		echo "<details><summary>minivmm's whole environment record</summary>"
-		echo
-		echo "| field | value |"
-		echo "|---|---|"
-		jq -r '.environment | paths(scalars) as $p
-			| "| \($p | map(tostring) | join(".")) | \(getpath($p) | tostring | gsub("\\|"; "\\|")) |"' "$json"
-		echo
-		echo "</details>"
-	fi
+	printf 'bench command\t%s\n' "$BENCH_CMDLINE"
+	printf 'bench start (UTC)\t%s\n' "$BENCH_START"
+	printf 'source revision\t%s\n' "$rev"
+	printf 'nproc\t%s\n' "$(nproc)"
+	printf 'load average at start\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+	printf 'QEMU\t%s\n' "$(qemu-system-x86_64 --version 2>/dev/null | head -1 || echo -)"
+	printf 'kernel tracing\t%s\n' "${BENCH_TRACE:+tracefs instance (boundaries observed by the kernel)}${BENCH_TRACE_WHY}"
 }

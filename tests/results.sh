@@ -71,6 +71,13 @@ expect merge-results 0 '' 'csv: ' -- ./scripts/merge "$OUT/merge-compare.json" "
 [ "$(wc -l <"$OUT/merged.csv")" = 5 ] && grep -q '^host,kernel,cpu,kvm,paging' "$OUT/merged.csv" &&
 	grep -q ',populate,eager,3,' "$OUT/merged.csv" && pass merge-one-row-per-mode ||
 	fail merge-one-row-per-mode "$(cat "$OUT/merged.csv")"
+# A real CSV: every row as many fields as the header, read back by csv.DictReader.
+python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
+d = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert {r["status"] for r in d} == {"ok"} and all(r["workload"] for r in d), d' "$OUT/merged.csv" 2>"$OUT/merge-csv.err" &&
+	pass merge-csv-reads-back || fail merge-csv-reads-back "$(tail -3 "$OUT/merge-csv.err")"
 
 # guest_entry is marked by whichever vCPU enters first, even when another ends the run at once.
 expect every-vcpu-exits 0 '' '' -- \

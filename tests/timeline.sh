@@ -70,11 +70,15 @@ grep -Eq '^  first useful work: .*(got there sooner|inconclusive)' "$OUT/compare
 	pass compare-repeat-verdict-line || fail compare-repeat-verdict-line "$(tail -8 "$OUT/compare-repeat.out")"
 
 if command -v gnuplot >/dev/null; then
-	expect plot-sweep 0 '' 'tl-sweep.png' -- scripts/plot "$OUT/tl.json" "$OUT/tl"
-	[ -s "$OUT/tl-sweep.png" ] && [ "$(head -c 4 "$OUT/tl-sweep.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
+	# The prefix is the file's name: PREFIX.png, PREFIX.svg.
+	expect plot-sweep 0 '' '/tl\.png$' -- scripts/plot "$OUT/tl.json" "$OUT/tl"
+	[ -s "$OUT/tl.png" ] && [ "$(head -c 4 "$OUT/tl.png" | od -An -c | tr -d ' ')" = '211PNG' ] &&
 		pass plot-sweep-png || fail plot-sweep-png "no PNG"
-	expect plot-compare 0 '' 'compare-compare.svg' -- scripts/plot "$OUT/compare.json" "$OUT/compare" svg
-	[ -s "$OUT/compare-compare.svg" ] && pass plot-compare-svg || fail plot-compare-svg "empty"
+	expect plot-compare 0 '' '/compare\.svg$' -- scripts/plot "$OUT/compare.json" "$OUT/compare" svg
+	[ -s "$OUT/compare.svg" ] && pass plot-compare-svg || fail plot-compare-svg "empty"
+	expect plot-missing-file 1 '^plot: no such file: ' '' -- scripts/plot "$OUT/no-such-results.json"
+	expect plot-bogus-counter 2 'no KVM counter bogus; valid: .*pf_taken' '' -- scripts/plot --y bogus "$OUT/tl.json"
+	expect plot-help 0 '' 'OUT-PREFIX.png' -- scripts/plot --help
 else
 	skip plot "gnuplot not installed (scripts/install-deps installs it)"
 fi

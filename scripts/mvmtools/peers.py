@@ -1,0 +1,663 @@
+"""The markdown report of one bench/peers run (bench/peers-report DIR).
+
+Every number comes from DIR/samples.tsv (section cell tool seq metric value;
+seq 0 is a warm-up, never counted); the commands from DIR/commands.tsv; the
+environment from DIR/environment.json (minivmm's own record) and DIR/bench.tsv
+(what the bench recorded about itself; older runs kept it in
+raw/environment.md). Nothing is typed in here except the seeds' own figures,
+quoted as theirs. Plots are drawn next to the report with gnuplot.
+
+The text is the one bench/peers-report printed when it was bash, awk and jq,
+byte for byte: the number formatting of each place is kept (numtext).
+"""
+import json
+import os
+import re
+import shutil
+import tempfile
+
+from . import design, environment, gnuplot, sweeptable
+from .numtext import awk_num, awk_value, c_g, ld_g
+from .stats import NUMBER, group_stats, paired_ratios
+
+PROPOLIS_MIB = "16000"  # seed 002: "vm_mmap_memseg for a 16,000MiB VM takes a total of about 620ms"
+PROPOLIS_S = "0.620"
+SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "seed-osv-mmap.tsv")
+
+
+class ReportError(Exception):
+    pass
+
+
+def _div(a, b):
+    if b == 0:
+        return float("nan") if a == 0 else float("inf") if a > 0 else float("-inf")
+    return a / b
+
+
+class Table:
+    """Rows of text fields (a stats or ratios file of the old script), looked up as awk did."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def first(self, cell, tool=None):
+        for r in self.rows:
+            if r[0] == cell and (tool is None or r[1] == tool):
+                return r
+        return None
+
+    def get(self, cell, tool, field):
+        """Field number FIELD (1-based) of the row of (cell, tool), "" if none."""
+        r = self.first(cell, tool)
+        return r[field - 1] if r and len(r) >= field else ""
+
+    def cells(self):
+        seen = []
+        for r in self.rows:
+            if r[0] not in seen:
+                seen.append(r[0])
+        return seen
+
+    def tools(self, cell):
+        return [r[1] for r in self.rows if r[0] == cell]
+
+    def fmt_stats(self, cell, tool, scale):
+        """ "median [q1-q3] (min-max)" scaled, 3 significant digits; "-" if absent."""
+        r = self.first(cell, tool)
+        if not r:
+            return "-"
+
+        def f(x):
+            x = awk_value(x) * scale
+            return "0" if x == 0 else ("%.0f" % x if x >= 1000 else c_g(x, 3))
+
+        return "%s [%s-%s] (%s-%s)" % (f(r[3]), f(r[4]), f(r[5]), f(r[6]), f(r[7]))
+
+    def fmt_ratio(self, cell):
+        """ "median (min-max of pairs)" of a ratios table."""
+        r = self.first(cell)
+        if not r:
+            return "-"
+        return "%.2f (%.2f-%.2f)" % (awk_value(r[2]), awk_value(r[5]), awk_value(r[6]))
+
+    def verdict(self, cell, target):
+        """met when every pair reaches TARGET, not met when none does."""
+        r = self.first(cell)
+        if not r:
+            return "-"
+        t = awk_value(target)
+        if awk_value(r[5]) >= t:
+            return "met"
+        if awk_value(r[6]) < t:
+            return "not met"
+        return "inconclusive (median %s %s, pairs straddle it)" % ("reaches" if awk_value(r[2]) >= t else "misses", target)
+
+
+def _read_tsv(path):
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f]
+
+
+def _bench_facts(d):
+    """The bench's facts about itself and, if they came as a finished markdown
+    table (raw/environment.md of older runs), that table."""
+    tsv = os.path.join(d, "bench.tsv")
+    if os.path.exists(tsv):
+        facts = [tuple((r + [""])[:2]) for r in _read_tsv(tsv) if r and r[0]]
+        return facts, None
+    md = os.path.join(d, "raw", "environment.md")
+    if os.path.exists(md):
+        with open(md) as f:
+            text = f.read()
+        facts = []
+        for line in text.splitlines():
+            cols = line.split("|")
+            if len(cols) >= 4 and cols[-2].strip() == "bench":
+                facts.append((cols[1].strip(), cols[2].strip()))
+        return facts, text
+    raise ReportError("%s has neither bench.tsv nor raw/environment.md (the bench's own facts)" % d)
+
+
+class Report:
+    def __init__(self, d):
+        self.dir = d
+        self.samples = _read_tsv(os.path.join(d, "samples.tsv"))[1:]
+        cpath = os.path.join(d, "commands.tsv")
+        self.commands = _read_tsv(cpath)[1:] if os.path.exists(cpath) else []
+        self.tmp = tempfile.mkdtemp(prefix="peers-report.")
+        self.headline = []
+
+    # --- numbers from samples.tsv -------------------------------------------
+    def _counted(self, section, metric):
+        return [r for r in self.samples if len(r) >= 6 and r[0] == section and r[4] == metric and awk_value(r[3]) > 0]
+
+    def stats(self, section, metric):
+        return Table(group_stats([[r[1], r[2], r[5]] for r in self._counted(section, metric)], 2))
+
+    def ratios(self, section, metric, num, den):
+        pairs = paired_ratios([[r[1], r[2], r[3], r[5]] for r in self._counted(section, metric)], num, den)
+        return Table(group_stats(pairs, 1))
+
+    def has(self, section):
+        return any(r and r[0] == section for r in self.samples)
+
+    def rounds(self, section):
+        m = 0.0
+        for r in self.samples:
+            if len(r) >= 4 and r[0] == section and awk_value(r[3]) > m:
+                m = awk_value(r[3])
+        return awk_num(m)
+
+    def hl(self, *parts):
+        self.headline.append("| %s |" % " ".join(parts))
+
+    def commands_of(self, section):
+        out = ["| cell | tool | command |", "|---|---|---|"]
+        for r in self.commands:
+            if len(r) >= 4 and r[0] == section:
+                out.append("| %s | %s | `%s` |" % (r[1], r[2], r[3].replace("|", "\\|")))
+        return out
+
+    def every_sample(self, section, *metrics):
+        # The summary lists the metrics separated by spaces, as the report always has.
+        out = ["<details><summary>every sample (%s; seq 0 = warm-up, not counted)</summary>" % " ".join(metrics), ""]
+        out.append("| cell | tool | seq |" + "".join(" %s |" % m for m in metrics))
+        out.append("|---|---|---|" + "---|" * len(metrics))
+        order, v = [], {}
+        for r in self.samples:
+            if len(r) >= 6 and r[0] == section:
+                k = (r[1], r[2], r[3])
+                if k not in v:
+                    v[k] = {}
+                    order.append(k)
+                v[k][r[4]] = r[5]
+        for k in order:
+            out.append("| %s | %s | %s |" % k + "".join(" %s |" % v[k].get(m, "-") for m in metrics))
+        out += ["", "</details>"]
+        return out
+
+    # --- plots --------------------------------------------------------------------
+    def _write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def plot_bars(self, name, title, ylabel, rows, ref="", reftitle=""):
+        """Bars with min-max error bars: ROWS[0] names the series (label v lo hi ...)."""
+        data = self._write(name + ".dat", "".join("\t".join(r) + "\n" for r in rows))
+        n = len(" ".join(rows[0]).split()) // 3
+        gp = ["set terminal pngcairo size 1100,560 noenhanced",
+              "set output '%s'" % os.path.join(self.dir, name + ".png"),
+              "set title '%s'" % title, "set ylabel '%s'" % ylabel,
+              "set style data histograms", "set style histogram errorbars gap 2 lw 1",
+              "set style fill solid 0.8 border -1", "set key top left", "set grid ytics",
+              "set yrange [0:*]", "set xtics rotate by -30"]
+        plots = ["'%s' using %d:%d:%d:xtic(1) title columnhead(%d)" % (data, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i, 2 + 3 * i)
+                 for i in range(n)]
+        line = "plot " + ", ".join(plots)
+        if ref:
+            line += ", %s with lines lw 2 dt 2 title '%s'" % (ref, reftitle)
+        gp.append(line)
+        ok, err = gnuplot.run(self._write(name + ".gp", "\n".join(gp) + "\n"))
+        return "![%s](%s.png)" % (title, name) if ok else "(plot %s failed: %s)" % (name, err)
+
+    # --- the sections ------------------------------------------------------------------
+    def eager(self):
+        out = []
+        e_pop = self.stats("eager", "populate_s")
+        e_proc = self.stats("eager", "process_s")
+        e_thp = self.stats("eager", "thp_faults")
+        r_pop = {p: self.ratios("eager", "populate_s", p, "minivmm") for p in ("qemu", "plain")}
+        r_proc = {p: self.ratios("eager", "process_s", p, "minivmm") for p in ("qemu", "plain")}
+        r = self.rounds("eager")
+        out += ["## 1. Eager populate: minivmm vs QEMU's prealloc vs a plain process", "",
+                "Same size, threads and page size for all three; per cell the three ran in %s rounds," % r,
+                "rows of a Williams design (`bench_order`: each tool equally often in each position",
+                "and after each other): %s. One warm-up run of" % design.order_rows_text(int(r), ["minivmm", "qemu", "plain"]),
+                "minivmm (not counted) comes before the first thread count of each size and page size.",
+                "- **minivmm**: `--eager=populate` with one vCPU thread per populating thread, guest",
+                "  `build/bench/exit-guest.bin` (vCPU 0 exits at its fourth instruction, others park).",
+                "- **QEMU**: `memory-backend-ram,prealloc=on,prealloc-threads=N`, `-M microvm`, the",
+                "  64 KiB `-bios` that ends QEMU at its second instruction.",
+                "- **plain**: `build/bench/populate-ref`: MADV_POPULATE_WRITE of one fresh anonymous",
+                "  mapping by N threads released together.",
+                "- **4k**: THP `never` for the runs (QEMU advises MADV_HUGEPAGE on guest RAM and has",
+                "  no option against it; minivmm's `anon` and the plain process ask for 4 KiB pages",
+                "  anyway); **thp**: THP `madvise` and all three advise MADV_HUGEPAGE (minivmm",
+                "  `--backing thp`). The THP-fault counts below are the evidence of the page size.",
+                "- **populate phase**: as the kernel saw it, from the first MADV_POPULATE_WRITE call's",
+                "  entry to the last one's return over all the process's threads (tracefs:",
+                "  `syscalls:sys_enter/exit_madvise`, behavior 23); all three populate that way",
+                "  (QEMU 7.2 too). **whole process**: fork to reap (`build/bench/run-timed`),",
+                "  start-up and teardown of the populated memory included.",
+                "- speed ratio = peer's time / minivmm's time (above 1: minivmm faster).", "",
+                "### Populate phase (s)", "",
+                "| cell | minivmm | QEMU prealloc | plain process | minivmm GiB/s | QEMU GiB/s | plain GiB/s | QEMU/minivmm | plain/minivmm |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for c in e_pop.cells():
+            g = gib_of(c)
+
+            def rate(tool):
+                m = e_pop.get(c, tool, 4)
+                return "%.2f" % _div(awk_value(g), awk_value(m)) if _numeric_gt0(m) else "-"
+
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                c, e_pop.fmt_stats(c, "minivmm", 1), e_pop.fmt_stats(c, "qemu", 1), e_pop.fmt_stats(c, "plain", 1),
+                rate("minivmm"), rate("qemu"), rate("plain"), r_pop["qemu"].fmt_ratio(c), r_pop["plain"].fmt_ratio(c)))
+            for peer in ("qemu", "plain"):
+                self.hl("eager populate | %s | %s s |" % (c, ld_g(e_pop.get(c, "minivmm", 4), 3)),
+                        "%s %s s |" % ("QEMU prealloc" if peer == "qemu" else "plain process", ld_g(e_pop.get(c, peer, 4), 3)),
+                        "%s | >= 0.9 | %s" % (r_pop[peer].fmt_ratio(c), r_pop[peer].verdict(c, "0.9")))
+        out += ["", "### Whole process, fork to reap (s)", "",
+                "| cell | minivmm | QEMU prealloc | plain process | QEMU/minivmm | plain/minivmm |",
+                "|---|---|---|---|---|---|"]
+        for c in e_proc.cells():
+            out.append("| %s | %s | %s | %s | %s | %s |" % (
+                c, e_proc.fmt_stats(c, "minivmm", 1), e_proc.fmt_stats(c, "qemu", 1), e_proc.fmt_stats(c, "plain", 1),
+                r_proc["qemu"].fmt_ratio(c), r_proc["plain"].fmt_ratio(c)))
+        out += ["", "### Page size actually used: THP faults per run (`thp_fault_alloc` in /proc/vmstat, machine-wide)", "",
+                "| cell | expected with THP | minivmm | QEMU prealloc | plain process |", "|---|---|---|---|---|"]
+        for c in e_thp.cells():
+            exp = str(int(gib_of(c) or 0) * 512) if c.startswith("thp") else "0"
+            out.append("| %s | %s | %s | %s | %s |" % (c, exp, e_thp.fmt_stats(c, "minivmm", 1),
+                                                       e_thp.fmt_stats(c, "qemu", 1), e_thp.fmt_stats(c, "plain", 1)))
+        out.append("")
+        rows = [["cell", "minivmm", "lo", "hi", "QEMU", "lo", "hi", "plain", "lo", "hi"]]
+        for c in e_pop.cells():
+            g = awk_value(gib_of_awk(c))
+            line = [c]
+            for t in ("minivmm", "qemu", "plain"):
+                rr = e_pop.first(c, t)
+                if rr:
+                    vals = (_div(g, awk_value(rr[3])), _div(g, awk_value(rr[7])), _div(g, awk_value(rr[6])))
+                else:
+                    vals = (0.0, 0.0, 0.0)
+                line += [awk_num(v, "%.6g") for v in vals]
+            rows.append([x.replace(" ", "_") for x in line])
+        out.append(self.plot_bars("eager", "eager populate: GiB/s (median, min-max)", "GiB/s", rows))
+        out += ["", "<details><summary>commands</summary>", ""] + self.commands_of("eager") + ["", "</details>", ""]
+        out += self.every_sample("eager", "populate_s", "own_s", "process_s", "thp_faults", "max_rss_kib")
+        out += ["", "own_s: the tool's own clock (minivmm's `.eager.seconds`, populate-ref's output; QEMU has none).", ""]
+        return out
+
+    def startup(self):
+        out = []
+        s_first = self.stats("startup", "first_exit_s")
+        s_proc = self.stats("startup", "process_s")
+        s_rss = self.stats("startup", "max_rss_kib")
+        s_flt = self.stats("startup", "minor_faults")
+        peers = ("qemu-microvm", "qemu-pc", "kvm-floor")
+        r_first = {p: self.ratios("startup", "first_exit_s", p, "minivmm") for p in peers}
+        r_sproc = {p: self.ratios("startup", "process_s", p, "minivmm") for p in peers}
+        c = "1G lazy"
+        r = self.rounds("startup")
+        tools = ["minivmm", "qemu-microvm", "qemu-pc", "kvm-floor"]
+        out += ["## 2. Start-up: exec to the first guest instruction, and the whole process", "",
+                "1 GiB of lazy RAM, one vCPU, a guest that exits at once: minivmm with",
+                "`build/bench/exit-guest.bin` (exit hypercall, fourth instruction); QEMU `-M microvm`",
+                "(its minimal machine) and `-M pc`, `-nodefaults`, with the 64 KiB `-bios` (isa-debug-exit,",
+                "second instruction); `kvm-floor --loops 1`: the smallest program making the same KVM",
+                "calls (the floor). %s rounds after one warm-up of minivmm and one of QEMU `-M microvm`," % r,
+                "rows of a Williams design (`bench_order`): %s." % design.order_rows_text(int(r), tools),
+                "**exec to first guest instruction**: the kernel's `sched_process_exec` of the program to",
+                "its first `kvm_pio` event (the guest's first port write), both from one tracefs",
+                "instance on one clock. **whole process**: fork to reap. Page faults and RSS (from",
+                "`wait4`'s rusage) do not depend on the machine's load: they are the steadier evidence.", "",
+                "| tool | exec to first guest instruction (ms) | whole process (ms) | max RSS (MiB) | page faults (minor) | speed ratio, first instruction (tool/minivmm) | speed ratio, whole process |",
+                "|---|---|---|---|---|---|---|"]
+        for t in tools:
+            rf = rp = "-"
+            if t != "minivmm":
+                rf, rp = r_first[t].fmt_ratio(c), r_sproc[t].fmt_ratio(c)
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                t, s_first.fmt_stats(c, t, 1000), s_proc.fmt_stats(c, t, 1000), s_rss.fmt_stats(c, t, 0.0009765625),
+                s_flt.fmt_stats(c, t, 1), rf, rp))
+
+        def ms(tool):
+            x = s_first.get(c, tool, 4)
+            return "-" if x == "" else "%s ms" % c_g(awk_value(x) * 1000, 3)
+
+        for peer in ("qemu-microvm", "qemu-pc"):
+            self.hl("exec to first guest instruction | 1 GiB lazy | %s | QEMU %s %s |" % (ms("minivmm"), peer, ms(peer)),
+                    "%s | >= 10 | %s" % (r_first[peer].fmt_ratio(c), r_first[peer].verdict(c, "10")))
+        self.hl("exec to first guest instruction | 1 GiB lazy | %s | the KVM calls alone (kvm-floor) %s |" % (ms("minivmm"), ms("kvm-floor")),
+                "%s (1 = at the floor) | - | -" % r_first["kvm-floor"].fmt_ratio(c))
+        out.append("")
+        rows = [["tool", "exec->first-instruction", "lo", "hi", "whole-process", "lo", "hi"]]
+        for t in tools:
+            line = [t]
+            for tab in (s_first, s_proc):
+                rr = tab.first(c, t)
+                if rr:
+                    line += [c_g(awk_value(rr[i]) * 1000, 6) for i in (3, 6, 7)]
+            rows.append(line)
+        out.append(self.plot_bars("startup", "start-up, 1 GiB lazy: ms (median, min-max)", "ms", rows))
+        out.append("")
+        s_ph = self.stats("startup-phases", "dur_s")
+        s_loop = self.stats("kvm-loop", "s")
+        out += ["", "### Where minivmm's time goes (its own timeline, `-o` JSON; ms, medians)", "",
+                "| phase | duration | [IQR] (min-max) |", "|---|---|---|"]
+        for rr in s_ph.rows:
+            v = [awk_value(x) * 1000 for x in rr[3:8]]
+            out.append("| %s | %.3f | [%.3f-%.3f] (%.3f-%.3f) |" % (rr[0], v[0], v[1], v[2], v[3], v[4]))
+        out += ["", "Its `exec` is when `main()` began: the dynamic loader's time before it is in the",
+                "kernel-observed figure above, not here.", "",
+                "### The floor: KVM's own calls in a loop, one process (`kvm-floor`; ms)", "",
+                "| step | median | [IQR] (min-max) | samples |", "|---|---|---|---|"]
+        for rr in s_loop.rows:
+            v = [awk_value(x) * 1000 for x in rr[3:8]]
+            out.append("| %s | %.3f | [%.3f-%.3f] (%.3f-%.3f) | %d |" % (rr[0], v[0], v[1], v[2], v[3], v[4], int(awk_value(rr[2]))))
+        out += ["", "<details><summary>commands</summary>", ""]
+        out += self.commands_of("startup") + self.commands_of("kvm-loop")[2:]
+        out += ["", "</details>", ""]
+        out += self.every_sample("startup", "first_exit_s", "process_s", "max_rss_kib", "minor_faults")
+        out.append("")
+        return out
+
+    def sweep(self):
+        out = []
+        guest_cmd = next((r[3] for r in self.commands if len(r) >= 4 and r[0] == "guest"), "")
+        out += ["## 3. Guest vs host: the seed's table and the warm pass", "",
+                "OSv's benchmark (`tests/misc-mmap-anon-perf.cc`): per size, mmap (untimed), the loop",
+                "writing one byte every 4096 bytes (timed), munmap (untimed); demand, then",
+                "MAP_POPULATE. minivmm's guest (`-- sweep`, its records' `touch_s`) and a Linux process",
+                "(`build/bench/sweep-host --no-thp`, 4 KiB pages like minivmm's `anon` backing) ran",
+                "alternated; the seed's OSv-guest and Linux-host figures (`bench/seed-osv-mmap.tsv`) stand",
+                "beside them. Printed by `%s`:" % guest_cmd, "", "```"]
+        out += self.sweep_tables().rstrip("\n").split("\n")
+        out += ["```", ""]
+        sw = []
+        for rr in self.stats("sweep", "touch_s").rows:
+            it, size, mode = rr[0].split(" ")[:3]
+            sw.append([it + " " + mode, rr[1], size] + rr[2:])
+        sw = Table(sw)
+        sw_r = self.ratios("sweep", "touch_s", "guest", "host")
+        m = 0.0
+        for rr in sw.rows:
+            m = max(m, awk_value(rr[2]))
+        maxs = awk_num(m, "%.6g")
+        for it in ("1", "2"):
+            for md in ("demand", "populate"):
+                rr = sw_r.first("%s %s %s" % (it, maxs, md))
+                if not rr:
+                    continue
+                ratio = "%s (%s-%s)" % (c_g(awk_value(rr[2]), 3), c_g(awk_value(rr[5]), 3), c_g(awk_value(rr[6]), 3))
+
+                def med(tool):
+                    for x in sw.rows:
+                        if x[0] == it + " " + md and x[1] == tool and awk_value(x[2]) == awk_value(maxs):
+                            return "%s s" % c_g(awk_value(x[4]), 3)
+                    return ""
+
+                self.hl("guest vs host, OSv's touch loop | iteration %s, %s MiB, %s | %s |" % (it, maxs, md, med("guest")),
+                        "Linux process %s |" % med("host"), "%s (guest/host: time ratio, 1 = parity) | - | -" % ratio)
+        seed = {}
+        with open(SEED) as f:
+            for line in f:
+                fl = line.rstrip("\n").split("\t")
+                if len(fl) >= 4 and fl[0] in ("osv-guest", "linux-host"):
+                    seed[(fl[0], fl[1], fl[2])] = fl[3]
+        v, sizes = {}, []
+        for rr in sw.rows:
+            if rr[1] in ("guest", "host"):
+                it, mode = rr[0].split(" ")[:2]
+                if mode == "demand":
+                    v[(rr[1], it, rr[2])] = rr[4]
+                if rr[2] not in sizes:
+                    sizes.append(rr[2])
+        data = ["\t".join(["MiB", "guest-it1", "host-it1", "seed-OSv-it1", "seed-Linux-it1", "guest-it2", "host-it2",
+                           "seed-OSv-it2", "seed-Linux-it2"])]
+        for z in sorted(sizes, key=awk_value):
+            cols = [z]
+            for it in ("1", "2"):
+                cols += [v.get(("guest", it, z), ""), v.get(("host", it, z), ""), seed.get(("osv-guest", it, z), ""),
+                         seed.get(("linux-host", it, z), "")]
+            data.append("\t".join(x if x != "" else "-" for x in cols))
+        dat = self._write("sweep.dat", "\n".join(data) + "\n")
+        gp = ["set terminal pngcairo size 1000,600 noenhanced",
+              "set output '%s'" % os.path.join(self.dir, "sweep.png"),
+              'set title "OSv\'s touch loop, demand: seconds per size (medians; seed: its figures, 0.000 not drawn)"',
+              "set logscale xy", 'set xlabel "MiB"', 'set ylabel "seconds"', "set key top left", "set grid",
+              'set datafile missing "-"',
+              "plot for [i=2:9] '%s' using 1:(column(i) > 0 ? column(i) : 1/0) with linespoints title columnhead(i)" % dat]
+        ok, err = gnuplot.run(self._write("sweep.gp", "\n".join(gp) + "\n"))
+        out.append("![OSv's touch loop, guest vs host vs seed](sweep.png)" if ok else "(plot sweep failed: %s)" % err)
+        out.append("")
+        return out
+
+    def sweep_tables(self):
+        """bench/sweep-vs-host's tables, recomputed from the sweep section's samples."""
+        vals, order = {}, []
+        for r in self.samples:
+            if len(r) >= 6 and r[0] == "sweep":
+                k = (r[2], r[3], r[1])
+                if k not in vals:
+                    vals[k] = {}
+                    order.append(k)
+                vals[k][r[4]] = r[5]
+        samples = []
+        for tool, seq, cell in order:
+            it, size, mode = cell.split(" ")[:3]
+            m = vals[(tool, seq, cell)]
+            samples.append(sweeptable.Sample(tool, seq, it, size, mode, m.get("map_s", "-"), m.get("touch_s", "-"),
+                                             m.get("unmap_s", "-")))
+        rounds = int(awk_value(self.rounds("sweep")))
+        text = sweeptable.render(samples, sweeptable.read_seed(SEED), rounds,
+                                 " ".join(design.order(rounds, ["host", "guest"])))
+        return text[text.index("Iteration"):] if "Iteration" in text else text
+
+    def flat(self):
+        out = []
+        fl = self.stats("flat", "touch_s")
+        fl_r = self.ratios("flat", "touch_s", "guest", "host")
+        # Per round: the warm pass's seconds over every size, per GiB touched.
+        t, mib, order = {}, {}, []
+        for r in self._counted("flat", "touch_s"):
+            c = r[1].split(" ")
+            if len(c) >= 3 and c[1] == "2":
+                k = (r[2], r[3])
+                if k not in t:
+                    t[k], mib[k] = 0.0, 0.0
+                    order.append(k)
+                t[k] += awk_value(r[5])
+                mib[k] += awk_value(c[2])
+        total = [["warm pass", k[0], k[1], awk_num(_div(t[k], mib[k] / 1024), "%.6g")] for k in order]
+        # The old `sort -k3,3n` split fields at blanks, so its key (the tool's name)
+        # read as 0 for every line: the order was that of the whole lines.
+        total.sort(key=lambda x: "\t".join(x).encode())
+        fl_tot = Table(group_stats([[x[0], x[1], x[3]] for x in total], 2))
+        fl_tot_r = Table(group_stats(paired_ratios(total, "guest", "host"), 1))
+        out += ["### Warm pass: the guest's `flat` workload vs a host process touching the same pages", "",
+                "`flat` touches direct-mapped guest memory (no guest page faults) size after size,",
+                "twice; pass 2 is warm: every page is present in the guest, the shadow page tables and",
+                "the host. The host process does the same in one mapping (`sweep-host --flat`). Order",
+                "%s ... after a host warm-up." % " ".join(design.order(2, ["guest", "host"])), "",
+                "| pass 2, all sizes | guest | host | guest/host (time ratio per round) |", "|---|---|---|---|",
+                "| ms per GiB | %s | %s | %s |" % (fl_tot.fmt_stats("warm pass", "guest", 1000),
+                                                  fl_tot.fmt_stats("warm pass", "host", 1000), fl_tot_r.fmt_ratio("warm pass")),
+                "", "| pass, MiB | guest (ms) | host (ms) | guest/host |", "|---|---|---|---|"]
+        for c in fl.cells():
+            w = c.split()
+            out.append("| %s, %s MiB | %s | %s | %s |" % (w[1] if len(w) > 1 else "", w[2] if len(w) > 2 else "",
+                                                         fl.fmt_stats(c, "guest", 1000), fl.fmt_stats(c, "host", 1000),
+                                                         fl_r.fmt_ratio(c)))
+
+        def per_gib(tool):
+            x = fl_tot.get("warm pass", tool, 4)
+            return "%s ms/GiB" % c_g(awk_value(x) * 1000, 3) if x != "" else ""
+
+        self.hl("warm pass (flat pass 2), ms per GiB | all sizes | %s |" % per_gib("guest"),
+                "Linux process %s |" % per_gib("host"),
+                "%s (guest/host: time ratio, 1 = parity) | - | -" % fl_tot_r.fmt_ratio("warm pass"))
+        out += ["", "<details><summary>commands</summary>", ""]
+        out += self.commands_of("guest") + self.commands_of("flat")[2:]
+        out += ["", "</details>", ""]
+        out += self.every_sample("flat", "touch_s") + [""]
+        out += self.every_sample("sweep", "map_s", "touch_s", "unmap_s") + [""]
+        return out
+
+    def headline_section(self):
+        out = []
+        h_eager = self.stats("headline", "eager_s")
+        h_setup = self.stats("headline", "mapped_to_entry_s")
+        h_gib = self.stats("headline", "populated_gib")
+        h_pop = self.stats("headline", "populate_s")
+        h_proc = self.stats("headline", "process_s")
+        pm, ps = awk_value(PROPOLIS_MIB), awk_value(PROPOLIS_S)
+        out += ["## 4. The seeds' headline: eager population of a large guest", "",
+                "Propolis (seed 002) reports `vm_mmap_memseg` for a %s MiB VM at about %s s with" % (PROPOLIS_MIB, PROPOLIS_S),
+                "wired (pre-reserved) memory: %.1f GiB/s, page-table set-up of memory" % (pm / 1024 / ps),
+                "reserved before. minivmm's `--eager=populate` here allocates and clears the pages as it",
+                "maps them (MADV_POPULATE_WRITE), so it is closest to Propolis with hugetlb pools, whose",
+                "pages are reserved before the run (cleared at fault time all the same). Each backing",
+                "at the size the machine allows (hugetlb: as many pages as the kernel granted), threads",
+                "in ABBA order after a warm-up; where the eager section ran minivmm at this size, its",
+                "anon (4k) and thp runs are these rows. The rate is what eager made resident itself",
+                "(`.eager.populated_bytes`, from mincore before and after) over minivmm's own",
+                "`.eager.seconds`; the kernel-observed MADV_POPULATE_WRITE span and RAM mapped to guest",
+                "entry (minivmm's timeline: vCPU creation, eager, loading the image) stand beside it.", "",
+                "| backing, size | threads | eager (s) | populated (GiB) | kernel-observed populate (s) | RAM mapped to guest entry (s) | whole process (s) | GiB/s (median) | %s MiB at that rate (s) | vs Propolis' %s s |" % (PROPOLIS_MIB, PROPOLIS_S),
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        pools, porder = {}, []
+        for r in self.samples:
+            if len(r) >= 6 and r[0] == "headline-pool":
+                if r[1] not in pools:
+                    pools[r[1]] = {}
+                    porder.append(r[1])
+                pools[r[1]][r[4]] = r[5]
+        pool_note = "; ".join("%s: asked %s pages, granted %s" % (b, pools[b].get("asked_pages", ""), pools[b].get("granted_pages", ""))
+                              for b in porder)
+        rows = [["cell", "1-thread", "lo", "hi", "2-threads", "lo", "hi"]]
+        for c in h_eager.cells():
+            line = [c]
+            for t in h_eager.tools(c):
+                m = h_eager.get(c, t, 4)
+                g = h_gib.get(c, t, 4)
+                rate = "%.2f" % _div(awk_value(g), awk_value(m))
+                at = "%.2f" % _div(pm / 1024, awk_value(rate))
+                th = t[1:] if t.startswith("t") else t
+                out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1fx the time |" % (
+                    c, th, h_eager.fmt_stats(c, t, 1), h_gib.fmt_stats(c, t, 1), h_pop.fmt_stats(c, t, 1),
+                    h_setup.fmt_stats(c, t, 1), h_proc.fmt_stats(c, t, 1), rate, at, _div(awk_value(at), ps)))
+                self.hl("eager %s (%s), %s thread(s) | %s MiB at the measured rate | %s s |" % (
+                    c.rsplit(" ", 1)[0], c.rsplit(" ", 1)[-1], th, PROPOLIS_MIB, at),
+                        "Propolis %s s (seed) | %.2f (speed ratio, seed time / minivmm) | - | -" % (PROPOLIS_S, _div(ps, awk_value(at))))
+                rr = h_eager.first(c, t)
+                gv = awk_value(g)
+                line += [c_g(_div(gv, awk_value(rr[3])), 6), c_g(_div(gv, awk_value(rr[7])), 6), c_g(_div(gv, awk_value(rr[6])), 6)]
+            text = re.sub(r"^([a-z0-9]*)\t([0-9]*G)", r"\1_\2", " ".join(line).replace(" ", "\t"), count=1)
+            rows.append(text.split("\t"))
+        out.append("")
+        if pool_note:
+            out.append("hugetlb pools: %s." % pool_note)
+        out.append("")
+        out.append(self.plot_bars("headline", "eager populate by backing: GiB/s (median, min-max)", "GiB/s", rows,
+                                  "%.2f" % (pm / 1024 / ps), "Propolis (seed 002): %s MiB in %s s" % (PROPOLIS_MIB, PROPOLIS_S)))
+        out += ["", "<details><summary>commands</summary>", ""] + self.commands_of("headline") + ["", "</details>", ""]
+        out += self.every_sample("headline", "eager_s", "populated_gib", "populate_s", "mapped_to_entry_s", "process_s")
+        out.append("")
+        return out
+
+    def render(self):
+        facts, env_md = _bench_facts(self.dir)
+        fact = dict(facts)
+        if env_md is None:
+            doc = None
+            epath = os.path.join(self.dir, "environment.json")
+            try:
+                with open(epath) as f:
+                    doc = json.load(f)
+            except (OSError, ValueError):
+                doc = None
+            env_md = environment.markdown(doc, facts, epath)
+        out = ["# minivmm beside its peers, measured side by side", "",
+               "`bench/%s`, started %s. Every number below was measured in this run" % (fact.get("bench command", ""),
+                                                                                    fact.get("bench start (UTC)", "")),
+               "and computed from `samples.tsv` by `bench/peers-report`; the commands are quoted",
+               "exactly. Medians with [IQR] and (min-max); ratios are taken between the runs of one",
+               "round (one row of the order, run back to back) and summarised the same way. Targets are shown, not",
+               "tested: eager populate at least 0.9x as fast as QEMU's prealloc and as a plain",
+               "process, and exec to the first guest instruction at least 10x faster than QEMU.", "",
+               "## Environment", "", env_md.rstrip("\n"), ""]
+        body = []
+        if self.has("eager"):
+            body += self.eager()
+        if self.has("startup"):
+            body += self.startup()
+        if self.has("sweep"):
+            body += self.sweep()
+        if self.has("flat"):
+            body += self.flat()
+        if self.has("headline"):
+            body += self.headline_section()
+        out += ["## Headline", "",
+                "| comparison | cell | minivmm | peer | speed ratio, median (min-max) of pairs | target | verdict |",
+                "|---|---|---|---|---|---|---|"] + self.headline + [""] + body
+        if self.has("timing"):
+            out += ["## How long each section took", "", "| section | seconds |", "|---|---|"]
+            total = 0.0
+            for r in self.samples:
+                if len(r) >= 6 and r[0] == "timing":
+                    out.append("| %s | %s |" % (r[1], r[5]))
+                    total += awk_value(r[5])
+            out += ["| all | %d |" % int(total), ""]
+        out += ["## How these numbers are taken", "",
+                "- **Order.** This machine's memory is lazily backed by its own host, which also takes",
+                "  freed pages back: a run right after another big one can find memory already backed",
+                "  and be several times faster. Every comparison therefore runs its tools in the rows",
+                "  of a Williams design (`bench_order`: %s for two, i.e. ABBA;" % design.order_rows_text(2, ["A", "B"]),
+                "  %s for three), so each tool runs equally often in each" % design.order_rows_text(6, ["A", "B", "C"]),
+                "  position and after each other; it starts with an uncounted warm-up, and reports medians,",
+                "  the IQR and min-max; ratios are computed between the runs of one round (one row, run",
+                "  back to back), then summarised.",
+                "- **Quartiles** interpolate between order statistics (R's type 7): with 2 samples the",
+                "  median is their mean and the IQR half their range. More rounds (`--rounds`) narrow it.",
+                "- **Boundaries** come from the kernel where the tools do not expose the same one",
+                "  (tracefs events in a private instance); process times are fork to reap.",
+                "- **Raw data**: `samples.tsv` (every sample), `commands.tsv`, and `raw/` (each run's",
+                "  output, trace and minivmm JSON; not committed)."]
+        return "\n".join(out) + "\n"
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def gib_of(cell):
+    """The N of the last " NG..." word of a cell ("4k 1G t1" -> "1"), "" if none."""
+    m = re.match(r".* ([0-9][0-9]*)G.*", cell)
+    return m.group(1) if m else ""
+
+
+def gib_of_awk(cell):
+    """The plot's reading of a cell's size: up to the first G, after the last space."""
+    g = cell.split("G", 1)[0]
+    return g.rsplit(" ", 1)[-1]
+
+
+def _numeric_gt0(text):
+    """awk's m > 0 for a value passed with -v: numeric only if it looks like a number."""
+    return bool(NUMBER.match(text.strip())) and float(text) > 0
+
+
+def main(argv):
+    import sys
+
+    if len(argv) != 1 or argv[0] in ("-h", "--help") or not os.path.isfile(os.path.join(argv[0], "samples.tsv")):
+        print("usage: bench/peers-report DIR > DIR/report.md   (DIR: a bench/peers output with samples.tsv)",
+              file=sys.stderr)
+        return 2
+    if not gnuplot.available():
+        print("peers-report: " + gnuplot.MISSING, file=sys.stderr)
+        return 1
+    rep = Report(argv[0])
+    try:
+        text = rep.render()
+    except (ReportError, OSError) as e:
+        print("peers-report: %s" % e, file=sys.stderr)
+        return 1
+    finally:
+        rep.close()
+    sys.stdout.write(text)
+    return 0

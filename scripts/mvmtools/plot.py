@@ -1,0 +1,349 @@
+"""scripts/plot: minivmm results files drawn with gnuplot.
+
+  scripts/plot [--y COUNTER] RESULTS.json [MORE.json...] [OUT-PREFIX] [png|svg]
+
+Writes OUT-PREFIX.png (or .svg); OUT-PREFIX defaults to the first file's name
+without .json. Prints the file it wrote.
+
+A single run's file, or a --repeat file: the sweep/flat table's rows, the touch
+loop's seconds (what OSv's table shows) against MiB on log-log axes, one line
+per file, workload, iteration and guest mapping. A --repeat file draws the
+medians with min-max error bars over its measured runs.
+  --y COUNTER   one of KVM's counters per table row instead (pf_taken, exits,
+                insn_emulation, ... as in the file's sweep[].kvm; a --repeat
+                file: its first measured run). Log axes cannot show 0: zeros
+                sit at the bottom (0.5), each series' a little apart
+  MORE.json     more results files on the same axes, each line labelled with
+                its file's backing, eager strategy and vCPUs (e.g. anon vs thp)
+A --compare file (alone): the lazy and eager timelines as stacked bars, one
+segment per phase (the medians of its measured runs), and each run's end and
+first useful work as points, so the spread between runs shows.
+A table row is the all-vCPU record of a --parallel run, else vCPU 0's.
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+from . import gnuplot, results
+
+# One colour per phase, the same on every plot (phases in timeline order).
+PHASE_COLORS = {
+    "image_read": "#9400d3", "kvm_open": "#009e73", "vm_created": "#56b4e9", "ram_mapped": "#e69f00",
+    "vcpus_created": "#f0e442", "eager_done": "#0072b2", "guest_loaded": "#e51e10", "guest_entry": "#000000",
+    "firmware_ready": "#a0a0a0", "workload_start": "#8b4513", "first_useful_work": "#ff69b4",
+    "workload_end": "#2e8b57", "vm_exit": "#4b0082",
+}
+# A phase shorter than this share of the tallest bar cannot be seen: drawn, not listed.
+VISIBLE_SHARE = 0.01
+ZERO_FLOOR = 0.5  # where a counter's 0 is drawn on a log axis
+TERMINALS = {"png": "pngcairo size 1000,650", "svg": "svg size 1000,650"}
+
+
+class PlotError(Exception):
+    """A problem with the input; str() is the message, usage() if it is a usage error."""
+
+    def __init__(self, msg, status=1):
+        super().__init__(msg)
+        self.status = status
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def _mib(cfg):
+    m = cfg.get("mem_bytes")
+    return "%g MiB" % (m / 1048576) if isinstance(m, (int, float)) else "? MiB"
+
+
+def what_ran(res):
+    """'flat --max-mib 8 --iterations 2, 64 MiB anon' of a file's (first) run."""
+    run = res.first_measured() or res.runs[0]
+    cfg = run.config
+    args = " ".join(cfg.get("guest_args") or []) or run.workload or "?"
+    return "%s, %s %s" % (args, _mib(cfg), cfg.get("backing", "?"))
+
+
+def runs_text(res, label=None):
+    n = len(res.measured(label))
+    w = len([r for r in res.runs if r.warmup and (label is None or r.label == label)])
+    return _plural(n, "run") + (" (+%d warm-up)" % w if w else "")
+
+
+def counters_of(res):
+    """The KVM counter names the file's table rows carry (sweep[].kvm)."""
+    run = res.first_measured() if res.is_experiment else res.runs[0]
+    names = set()
+    for rec in (run.table_rows() if run else []):
+        names.update((rec.get("kvm") or {}).keys())
+    return sorted(names)
+
+
+# --- the sweep plot ---------------------------------------------------------------
+def sweep_series(res, counter):
+    """[(title, [(MiB, y, lo, hi)...])] of one file: per (workload, iteration, mapping)."""
+    groups, order = {}, []
+
+    def add(rec, y, lo, hi):
+        key = (rec.get("workload"), rec.get("iteration"), rec.get("guest_mapping"))
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((rec.get("size_mib"), y, lo, hi))
+
+    if res.is_experiment and not counter:
+        agg = res.aggregate("run") or {}
+        for rec in agg.get("sweep") or []:
+            t = rec.get("touch_s") or {}
+            if t.get("n"):
+                add(rec, t.get("median"), t.get("min"), t.get("max"))
+    else:
+        run = res.first_measured() if res.is_experiment else res.runs[0]
+        for rec in (run.table_rows() if run else []):
+            if counter:
+                y = (rec.get("kvm") or {}).get(counter)
+            else:
+                y = rec.get("touch_s")
+            add(rec, y, None, None)
+    out = []
+    for key in order:
+        pts = sorted(groups[key], key=lambda p: p[0])
+        out.append(("%s iteration %s %s" % key, pts))
+    return out
+
+
+def file_label(res):
+    run = res.first_measured() or res.runs[0]
+    cfg = run.config
+    v = cfg.get("vcpus", 1)
+    return "%s, eager %s, %s: " % (cfg.get("backing", "?"), cfg.get("eager", "?"), _plural(v, "vCPU"))
+
+
+def sweep_plot(files, counter, out, term, tmp):
+    series = []
+    for res in files:
+        if res.kind == "compare":
+            raise PlotError("%s is a --compare file: it is plotted alone, as phase bars (no --y, no other files)"
+                            % res.path, 2)
+        if counter:
+            valid = counters_of(res)
+            if counter not in valid:
+                raise PlotError("--y %s: %s's table rows have no KVM counter %s; valid: %s" % (
+                    counter, res.path, counter, ", ".join(valid) if valid else "none (no sweep records with counters)"), 2)
+        s = sweep_series(res, counter)
+        if not s or any(y is None for _, pts in s for _, y, _, _ in pts):
+            raise PlotError("%s has no sweep records%s" % (res.path, " with KVM counter %s" % counter if counter else ""))
+        label = file_label(res) if len(files) > 1 else ""
+        series += [(label + t, pts) for t, pts in s]
+    data = os.path.join(tmp, "sweep.dat")
+    plots = []
+    floor = ZERO_FLOOR if counter else 1e-6
+    titles = []
+    seen = []  # the points of the series before, to find one that would hide another
+    with open(data, "w") as f:
+        for i, (title, pts) in enumerate(series):
+            # A series that would sit exactly on another (the same values, or zeros at the
+            # floor) is drawn a little to the right, by its index, and the legend says so.
+            nudge = 1.0 + 0.04 * i
+            same = next((t for t, p in seen if _coincide(p, pts)), None)
+            seen.append((title, pts))
+            zeros = all(y == 0 for _, y, _, _ in pts)
+            f.write("# %s\n" % title)
+            for mib, y, lo, hi in pts:
+                x = mib * nudge if (y == 0 or same) else mib
+                yy = y if y > 0 else floor
+                f.write("%s\t%r\t%r\t%r\n" % (x, yy, lo if lo is not None else yy, hi if hi is not None else yy))
+            f.write("\n\n")
+            shown = title + (" (0 at every size)" if zeros else
+                             " (within 1%% of %s: drawn a little right)" % same if same else "")
+            style = "yerrorlines" if any(lo is not None for _, _, lo, _ in pts) else "linespoints"
+            titles.append(shown)
+            plots.append("%s index %d using 1:2%s with %s lw 1.5 pt %d lc rgb %s title %s" % (
+                gnuplot.quote(data), i, ":3:4" if style == "yerrorlines" else "", style, 1 + i % 13,
+                gnuplot.quote(gnuplot.color(i)), gnuplot.quote(shown)))
+    first = files[0]
+    run = first.first_measured() or first.runs[0]
+    p = run.platform
+    what = "mmap sweep" if run.workload == "sweep" else run.workload
+    title = "%s on %s (%s paging)" % (what, p.get("kvm", "?"), p.get("paging", "?"))
+    if len(files) == 1:
+        title += ": %s, %s" % (what_ran(first), runs_text(first))
+        if first.is_experiment and not counter:
+            title += ": medians, min-max error bars"
+        elif first.is_experiment:
+            title += ": its first measured run"
+    else:
+        each = ["%s, %s" % (what_ran(r), runs_text(r)) for r in files]
+        title += ", %d files: %s" % (len(files), each[0] + " each" if len(set(each)) == 1 else "; ".join(each))
+    ylabel = ("%s (KVM's counter over each table row; 0 drawn at %g)" % (counter, ZERO_FLOOR) if counter
+              else "seconds (the touch loop, as OSv times it)")
+    # The key sits below the axes: a taller canvas for more series.
+    term = term.replace(",650", ",%d" % (650 + 18 * max(0, len(series) - 4)))
+    gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
+          "set title %s" % gnuplot.quote(_wrap(title)), "set logscale xy", 'set xlabel "MiB"',
+          "set ylabel %s" % gnuplot.quote(ylabel), "set key below reverse Left" + (" vertical maxcols 1" if any(len(t) > 45 for t in titles) else ""),
+          "set grid", "set datafile separator \"\\t\"", "plot " + ", ".join(plots)]
+    return gp
+
+
+def _coincide(a, b):
+    """Two series that would hide one another on a log plot: the same sizes, and
+    every value within 1% (zeros equal)."""
+    if [p[0] for p in a] != [p[0] for p in b]:
+        return False
+    for (_, ya, _, _), (_, yb, _, _) in zip(a, b):
+        if ya == yb:
+            continue
+        if ya <= 0 or yb <= 0 or abs(ya - yb) > 0.01 * max(ya, yb):
+            return False
+    return bool(a)
+
+
+def _wrap(text, width=110):
+    """A long title in lines of at most WIDTH characters (gnuplot breaks at \\n)."""
+    lines, cur = [], ""
+    for word in text.split(" "):
+        if cur and len(cur) + 1 + len(word) > width:
+            lines.append(cur)
+            cur = word
+        else:
+            cur = word if not cur else cur + " " + word
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+# --- the compare plot -----------------------------------------------------------------
+def compare_plot(res, out, term, tmp):
+    modes = [m for m in ("lazy", "eager") if res.aggregate(m)]
+    if not modes:
+        raise PlotError("%s is a --compare file without aggregates (no measured run)" % res.path)
+    med = {}
+    phases = []
+    for m in reversed(modes):  # eager's timeline first: it has every phase lazy has, and eager_done
+        for p in res.aggregate(m).get("phases") or []:
+            name = p.get("phase")
+            if name not in phases:
+                phases.append(name)
+            d = p.get("dur_ms") or {}
+            med[(m, name)] = d.get("median", 0) if d.get("n") else 0
+    known = list(PHASE_COLORS)
+    phases.sort(key=lambda n: known.index(n) if n in known else len(known))
+    tallest = max(sum(med.get((m, p), 0) for p in phases) for m in modes) or 1
+    stack = os.path.join(tmp, "stack.dat")
+    with open(stack, "w") as f:
+        for m in modes:
+            f.write(m + "\t" + "\t".join(repr(float(med.get((m, p), 0))) for p in phases) + "\n")
+    # Each measured run's end and first useful work, spread across its bar.
+    pts = os.path.join(tmp, "runs.dat")
+    with open(pts, "w") as f:
+        for i, m in enumerate(modes):
+            runs = res.measured(m)
+            for k, r in enumerate(runs):
+                x = i + (0.3 * (k / (len(runs) - 1) - 0.5) if len(runs) > 1 else 0)
+                s = r.summary
+                fuw = s.get("first_useful_work_ms")
+                f.write("%r\t%s\t%s\n" % (x, repr(s["total_ms"]) if s.get("total_ms") is not None else "NaN",
+                                          repr(fuw) if fuw is not None else "NaN"))
+    plots = []
+    for j, p in enumerate(phases):
+        visible = max(med.get((m, p), 0) for m in modes) >= VISIBLE_SHARE * tallest
+        plots.append("%s using %d:xtic(1) %s lc rgb %s" % (
+            gnuplot.quote(stack), j + 2, "title %s" % gnuplot.quote(p) if visible else "notitle",
+            gnuplot.quote(PHASE_COLORS.get(p, gnuplot.color(j)))))
+    plots.append("%s using 1:2 with points pt 7 ps 1.2 lc rgb \"#000000\" title \"each run: end (vm_exit)\"" % gnuplot.quote(pts))
+    plots.append("%s using 1:3 with points pt 9 ps 1.4 lc rgb \"#cc0000\" title \"each run: first useful work\"" % gnuplot.quote(pts))
+    run = res.first_measured("eager") or res.runs[-1]
+    strategy = run.get("eager", "strategy") or run.config.get("eager", "?")
+    title = "lazy vs eager (%s): %s; %s; bars: median duration of each phase, points: each run" % (
+        strategy, what_ran(res), ", ".join("%s %s" % (m, runs_text(res, m)) for m in modes))
+    gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
+          "set title %s" % gnuplot.quote(_wrap(title, 70)), "set style data histograms",
+          "set style histogram rowstacked", "set style fill solid 0.85 border -1", "set boxwidth 0.5",
+          'set ylabel "ms since exec"', 'set key outside right title "phase"', "set yrange [0:*]",
+          "set datafile separator \"\\t\"", "set datafile missing \"NaN\"", "set xrange [-0.6:%g]" % (len(modes) - 0.4),
+          "plot " + ", ".join(plots)]
+    return gp
+
+
+# --- the command line -------------------------------------------------------------
+def parse(argv):
+    counter, rest = "", []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            return None
+        if a == "--y":
+            if i + 1 >= len(argv):
+                raise PlotError("--y takes a counter name such as pf_taken", 2)
+            counter = argv[i + 1]
+            i += 2
+            continue
+        if a.startswith("--y="):
+            counter = a[4:]
+            i += 1
+            continue
+        if a.startswith("-") and len(a) > 1:
+            raise PlotError("unknown option '%s'" % a, 2)
+        rest.append(a)
+        i += 1
+    inputs = []
+    while rest and rest[0].endswith(".json"):
+        inputs.append(rest.pop(0))
+    if not inputs or len(rest) > 2:
+        raise PlotError("usage", 2)
+    prefix = rest[0] if rest else inputs[0][: -len(".json")]
+    fmt = rest[1] if len(rest) > 1 else "png"
+    if fmt not in TERMINALS:
+        raise PlotError("format must be png or svg, not '%s'" % fmt, 2)
+    if counter and not all(c.isalnum() or c == "_" for c in counter):
+        raise PlotError("--y takes a counter name such as pf_taken, not '%s'" % counter, 2)
+    return counter, inputs, prefix, fmt
+
+
+USAGE = "usage: scripts/plot [--y COUNTER] RESULTS.json [MORE.json...] [OUT-PREFIX] [png|svg]   (--help: more)"
+
+
+def main(argv):
+    try:
+        parsed = parse(argv)
+        if parsed is None:
+            print(__doc__.strip())
+            return 0
+        counter, inputs, prefix, fmt = parsed
+        files = []
+        for path in inputs:
+            try:
+                files.append(results.load(path))
+            except results.ResultsError as e:
+                raise PlotError(str(e)) from None
+        if not gnuplot.available():
+            raise PlotError(gnuplot.MISSING)
+        out = "%s.%s" % (prefix, fmt)
+        tmp = tempfile.mkdtemp(prefix="plot.")
+        try:
+            if files[0].kind == "compare":
+                if len(files) > 1 or counter:
+                    raise PlotError("a --compare file is plotted alone, as phase bars (no --y, no other files)", 2)
+                gp = compare_plot(files[0], out, TERMINALS[fmt], tmp)
+            else:
+                gp = sweep_plot(files, counter, out, TERMINALS[fmt], tmp)
+            script = os.path.join(tmp, "plot.gp")
+            with open(script, "w") as f:
+                f.write("\n".join(gp) + "\n")
+            ok, err = gnuplot.run(script)
+            if not ok or not os.path.exists(out) or os.path.getsize(out) == 0:
+                raise PlotError("gnuplot wrote nothing to %s%s" % (out, ": " + err if err else ""))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except PlotError as e:
+        if str(e) == "usage":
+            print(USAGE, file=sys.stderr)
+        else:
+            print("plot: %s" % e, file=sys.stderr)
+            if e.status == 2 and "usage" not in str(e) and "valid:" not in str(e):
+                print(USAGE, file=sys.stderr)
+        return e.status
+    print(out)
+    return 0

@@ -1,0 +1,458 @@
+"""The rigs' verdicts (tests/rig/check): the cases of tests/rig/cases, judged from
+the files tests/rig/run cut out of the console log: minivmm's exit statuses and
+messages and KVM's counters, never clocks. Ends with the counter table of the
+flat cases.
+  tests/rig/check RIG VENDOR CONSOLE.log OUT-DIR [EMULATOR-SECONDS]
+
+Every assertion on minivmm's results JSON is a named function below (they were
+jq filters); CHECKS, EXPECTS and OTHER_CHECKS name every verdict, so lab-check
+can tell whether an answer's "rig check: NAME" exists (check_names()).
+Comparisons keep jq's semantics where a member may be missing: a missing
+counter is null, null sorts below every number, and `x // 0` is 0 for null.
+"""
+import json
+import os
+import re
+
+from .numtext import jq_text
+from .results import table_rows
+
+# --- jq's order and the members the checks read -----------------------------
+
+
+def _rank(v):
+    if v is None:
+        return 0
+    if v is False:
+        return 1
+    if v is True:
+        return 2
+    if isinstance(v, (int, float)):
+        return 3
+    if isinstance(v, str):
+        return 4
+    if isinstance(v, list):
+        return 5
+    return 6
+
+
+def _cmp(a, b):
+    ra, rb = _rank(a), _rank(b)
+    if ra != rb:
+        return -1 if ra < rb else 1
+    if ra in (3, 4):
+        return -1 if a < b else (1 if a > b else 0)
+    return 0 if a == b else (-1 if json.dumps(a, sort_keys=True) < json.dumps(b, sort_keys=True) else 1)
+
+
+def lt(a, b):
+    return _cmp(a, b) < 0
+
+
+def le(a, b):
+    return _cmp(a, b) <= 0
+
+
+def gt(a, b):
+    return _cmp(a, b) > 0
+
+
+def ge(a, b):
+    return _cmp(a, b) >= 0
+
+
+def alt(v, default):
+    """jq's v // default."""
+    return default if v is None or v is False else v
+
+
+def member(obj, key):
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def phase_stats(doc, name):
+    """The stats of timeline phase NAME: None when it has none, MISSING when the run
+    did not reach the phase."""
+    for p in doc.get("timeline") or []:
+        if isinstance(p, dict) and p.get("phase") == name:
+            return p.get("stats")
+    return MISSING
+
+
+class _Missing:
+    """A phase the run never reached (jq: an empty stream)."""
+
+    def get(self, key, default=None):
+        return default
+
+
+MISSING = _Missing()
+
+
+def first(doc):
+    """KVM's counters over the first flat pass (workload_start -> first_useful_work)."""
+    return phase_stats(doc, "first_useful_work")
+
+
+def warm(doc):
+    """... and over the warm pass (-> workload_end)."""
+    return phase_stats(doc, "workload_end")
+
+
+def pages(doc):
+    """4 KiB pages the first iteration touched (its table rows), None if none."""
+    p = [r.get("pages") for r in table_rows(doc.get("sweep")) if r.get("iteration") == 1]
+    p = [x for x in p if x is not None]
+    return sum(p) if p else None
+
+
+def first_ran(doc):
+    """The first pass ran and was measured (a crashed run has no such phase)."""
+    return isinstance(first(doc), dict) and gt(pages(doc), 0)
+
+
+def fget(doc, key):
+    s = first(doc)
+    return s.get(key) if isinstance(s, dict) else None
+
+
+def tdp_mapped(doc):
+    """Bytes the two-dimensional page table maps at the first pass."""
+    return alt(fget(doc, "pages_4k"), 0) * 4096 + alt(fget(doc, "pages_2m"), 0) * 2097152
+
+
+def demand_records(doc):
+    return [r for r in doc.get("sweep") or [] if r.get("guest_mapping") == "demand"]
+
+
+def strategy(doc):
+    return alt(member(doc.get("eager"), "strategy"), "none")
+
+
+def cfg(doc, key):
+    return member(doc.get("config"), key)
+
+
+def eager(doc, key):
+    return member(doc.get("eager"), key)
+
+
+# --- the checks on one case's JSON: (name, case, what, predicate) --------------
+def _platform_is(vendor):
+    return lambda d: (member(d.get("platform"), "kvm") == vendor and member(d.get("platform"), "paging") == "tdp"
+                      and member(d.get("platform"), "pre_fault_memory") not in (None, False))
+
+
+def _auto_prefault(d):
+    pt = eager(d, "per_thread") or []
+    return (eager(d, "requested") == "auto" and eager(d, "strategy") == "prefault"
+            and bool(pt) and member(pt[0], "prefault_bytes") == cfg(d, "mem_bytes"))
+
+
+def _backing_4k(d):
+    return cfg(d, "backing") == "anon" and cfg(d, "backing_page_bytes") == 4096
+
+
+def _resident_all(d):
+    return eager(d, "resident_bytes_after") == cfg(d, "mem_bytes")
+
+
+def _lazy_warm(d):
+    w = warm(d)
+    return first_ran(d) and isinstance(w, dict) and le(alt(w.get("pf_taken"), 0), pages(d) / 100)
+
+
+def _sweep_records(d):
+    dem = demand_records(d)
+    return len(d.get("sweep") or []) == 12 and len(dem) > 0 and all(r.get("guest_faults") == r.get("pages") for r in dem)
+
+
+def _prefault_per_vcpu(d):
+    pt = eager(d, "per_thread")
+    if not isinstance(pt, list) or len(pt) != 2:
+        return False
+    return all(gt(member(t, "prefault_calls"), 0) for t in pt)
+
+
+def _firmware_natively(d):
+    s = phase_stats(d, "firmware_ready")
+    if s is MISSING:
+        return False
+    return gt(member(s, "pf_taken"), 0) and lt(member(s, "insn_emulation"), 100)
+
+
+def _io_exits(d):
+    total = 0
+    for p in d.get("timeline") or []:
+        total += alt(member(p.get("stats"), "io_exits"), 0)
+    return gt(total, 0)
+
+
+def _sum_jq(values):
+    """jq's add: nulls are skipped, an empty or all-null list is null."""
+    vs = [v for v in values if v is not None]
+    return sum(vs) if vs else None
+
+
+def _sweep_thp(d):
+    dem = demand_records(d)
+    if not dem:
+        return False
+    pf = _sum_jq([member(r.get("kvm"), "pf_taken") for r in dem])
+    pg = _sum_jq([r.get("pages") for r in dem])
+    return lt(pf, pg / 10 if pg is not None else None)
+
+
+def _raw_touch(d):
+    s = phase_stats(d, "vm_exit")
+    if s is MISSING:
+        return False
+    pf = member(s, "pf_taken")
+    return ge(pf, 4096) and le(pf, 4400) and lt(member(s, "insn_emulation"), 100)
+
+
+def checks(vendor):
+    """Every check of a case's JSON: (name, case, what it asserts, predicate)."""
+    return [
+        ("platform-json", "platform", "platform is %s, tdp paging, KVM_PRE_FAULT_MEMORY" % vendor, _platform_is(vendor)),
+        ("auto-chooses-prefault", "auto", "--eager=auto resolved to prefault over all of RAM", _auto_prefault),
+        ("lazy-4k-backing", "lazy", "anon backing, 4 KiB pages", _backing_4k),
+        ("lazy-first-pass-faults-every-page", "lazy", "first pass pf_taken >= pages",
+         lambda d: first_ran(d) and ge(fget(d, "pf_taken"), pages(d))),
+        ("lazy-warm-pass-no-faults", "lazy", "warm pass pf_taken <= pages / 100", _lazy_warm),
+        ("populate-resident", "populate", "eager made all of RAM resident", _resident_all),
+        ("populate-still-faults", "populate", "first pass pf_taken >= pages",
+         lambda d: first_ran(d) and ge(fget(d, "pf_taken"), pages(d))),
+        ("prefault-first-pass-no-faults", "prefault", "prefault ran and the first pass took no faults",
+         lambda d: first_ran(d) and alt(fget(d, "pf_taken"), 0) == 0 and strategy(d) == "prefault"),
+        ("prefault-maps-all-memory", "prefault", "EPT/NPT maps all of RAM at the first pass",
+         lambda d: first_ran(d) and ge(tdp_mapped(d), cfg(d, "mem_bytes"))),
+        ("prefault-resident", "prefault", "eager made all of RAM resident", _resident_all),
+        ("thp-faults-in-2m-units", "thp", "2 MiB mappings, pf_taken < pages / 100",
+         lambda d: first_ran(d) and gt(fget(d, "pages_2m"), 0) and lt(alt(fget(d, "pf_taken"), 0), pages(d) / 100)),
+        ("thp-prefault-no-faults", "thp-prefault", "first pass pf_taken 0",
+         lambda d: first_ran(d) and alt(fget(d, "pf_taken"), 0) == 0),
+        ("thp-prefault-maps-2m", "thp-prefault", "2 MiB mappings over all of RAM",
+         lambda d: first_ran(d) and gt(fget(d, "pages_2m"), 0) and ge(tdp_mapped(d), cfg(d, "mem_bytes"))),
+        ("sweep-records", "sweep", "12 records; every demand record: guest_faults == pages", _sweep_records),
+        ("smp-prefault-per-vcpu", "smp", "two eager threads, each with KVM_PRE_FAULT_MEMORY calls", _prefault_per_vcpu),
+        # The lab's EPT/NPT answers (docs/lab/answers.md names these checks).
+        ("firmware-runs-natively", "platform", "firmware_ready: pf_taken > 0, insn_emulation < 100", _firmware_natively),
+        ("hypercalls-are-io-exits", "platform", "io_exits over the timeline > 0", _io_exits),
+        ("sweep-thp-2m-npt-faults", "sweep-thp", "demand records' pf_taken < pages / 10", _sweep_thp),
+        ("raw-touch-npt-faults", "raw-touch", "vm_exit: 4096 <= pf_taken <= 4400, insn_emulation < 100", _raw_touch),
+    ]
+
+
+# Exit statuses and what minivmm said: (case, status, stderr regular expression).
+EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "populate", "prefault", "thp", "thp-prefault", "sweep",
+                                 "smp", "demand-1k", "demand-2k", "sweep-thp", "raw-touch")] + [
+    ("exit-status", 1, "guest exited with status 7"),
+    ("fault", 4, "page fault.*fault address 0x40000000000"),
+    ("ud2", 4, r"guest aborted on vCPU 0: unhandled exception 6 \(#UD invalid opcode\)"),
+    ("triple", 4, "guest crashed on vCPU 0: triple fault.*KVM_EXIT_SHUTDOWN.*rip=0x"),
+    ("hlt", 4, "guest stopped on vCPU 0:.*HLT.*rip=0x"),
+    ("bad-hypercall-pointer", 4, "guest ABI violation.*0xfffff000 are outside guest RAM"),
+    ("bad-hypercall-number", 4, "guest ABI violation.*unknown hypercall number 77"),
+    ("raw", 1, "guest exited with status 7"),
+]
+
+# Verdicts that are neither an exit status nor a check of one case's JSON.
+OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "auto-says-prefault",
+                "demand-one-npt-fault-per-fault"]
+
+# The order of the verdicts after the exit statuses and the console lines.
+JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
+              "lazy-first-pass-faults-every-page", "lazy-warm-pass-no-faults", "populate-resident",
+              "populate-still-faults", "prefault-first-pass-no-faults", "prefault-maps-all-memory", "prefault-resident",
+              "thp-faults-in-2m-units", "thp-prefault-no-faults", "thp-prefault-maps-2m", "sweep-records",
+              "smp-prefault-per-vcpu", "firmware-runs-natively", "hypercalls-are-io-exits",
+              "demand-one-npt-fault-per-fault", "sweep-thp-2m-npt-faults", "raw-touch-npt-faults"]
+
+FLAT_CASES = ("lazy", "populate", "prefault", "thp", "thp-prefault")
+PER_FAULT_COUNTERS = ("pf_taken", "exits", "insn_emulation", "mmu_pte_write")
+
+
+def check_names():
+    """Every verdict this module can give (the names lab answers may cite)."""
+    return sorted(set([c for c, _, _ in EXPECTS] + [n for n, _, _, _ in checks("vendor")] + OTHER_CHECKS))
+
+
+def _read(path, limit=None):
+    try:
+        with open(path, "rb") as f:
+            data = f.read() if limit is None else f.read(limit)
+    except OSError:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _head_lines(path, n):
+    t = _read(path)
+    return "" if t is None else "\n".join(t.split("\n")[:n]).rstrip("\n")
+
+
+def _load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _any_line(path, pattern):
+    t = _read(path)
+    return t is not None and any(re.search(pattern, line) for line in t.split("\n"))
+
+
+class Judge:
+    def __init__(self, rig, vendor, log, outdir):
+        self.rig, self.vendor, self.log, self.d = rig, vendor, log, outdir
+        self.passed = self.failed = 0
+        self.lines = []
+        self.console = (_read(log) or "").split("\n")
+
+    def ok(self, name):
+        self.lines.append("PASS %s/%s" % (self.rig, name))
+        self.passed += 1
+
+    def no(self, name, why):
+        self.lines.append("FAIL %s/%s: %s" % (self.rig, name, why))
+        self.failed += 1
+
+    def status(self, case):
+        for line in self.console:
+            m = re.match(r"=== STATUS %s ([0-9]*)" % re.escape(case), line)
+            if m:
+                return m.group(1)
+        return ""
+
+    def path(self, case, ext):
+        return os.path.join(self.d, case + ext)
+
+    def expect(self, case, want, err_re):
+        got = self.status(case)
+        err = (_read(self.path(case, ".err"), 400) or "").rstrip("\n")
+        if got != str(want):
+            self.no(case, "exit %s, expected %d: %s" % (got or "missing", want, err))
+        elif err_re and not _any_line(self.path(case, ".err"), err_re):
+            self.no(case, "stderr does not match /%s/: %s" % (err_re, err))
+        else:
+            self.ok(case)
+
+    def check(self, name, case, what, pred):
+        doc = _load(self.path(case, ".json"))
+        try:
+            good = doc is not None and bool(pred(doc))
+        except (TypeError, KeyError, AttributeError, ZeroDivisionError, IndexError):
+            good = False
+        if good:
+            self.ok(name)
+        else:
+            self.no(name, "%s.json: not %s%s" % (case, what, "" if doc is not None else " (no readable JSON)"))
+
+    def auto_says_prefault(self):
+        out = self.path("auto", ".out")
+        if _any_line(out, "^" + re.escape("eager: prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto]")):
+            self.ok("auto-says-prefault")
+        else:
+            self.no("auto-says-prefault", "\n".join(ln for ln in (_read(out) or "").split("\n") if "eager" in ln))
+
+    def per_fault(self):
+        """One more guest fault: (demand 2048 - demand 1024) / 1024 over workload_end."""
+        a, b = _load(self.path("demand-1k", ".json")), _load(self.path("demand-2k", ".json"))
+        name = "demand-one-npt-fault-per-fault"
+        pf = None
+        try:
+            x, y = warm(a), warm(b)
+            pf = {c: (y[c] - x[c]) / 1024 for c in PER_FAULT_COUNTERS}
+            good = (0.9 <= pf["pf_taken"] <= 1.1 and pf["exits"] <= 1.1 and pf["insn_emulation"] <= 0.1
+                    and pf["mmu_pte_write"] <= 0.1)
+        except (TypeError, KeyError, AttributeError):
+            good = False
+        if good:
+            self.ok(name)
+        else:
+            shown = json.dumps(pf, separators=(",", ":")) if pf else "counters missing from demand-1k/2k.json"
+            self.no(name, "per guest fault: %s (expected pf_taken 0.9-1.1, one exit: the EPT/NPT violation, no emulation)"
+                    % shown)
+
+    def run(self, took="?"):
+        l1 = "\n".join(line for line in self.console if line.startswith("=== L1 "))
+        insmod = [line for line in self.console if line.startswith("=== FAIL insmod")]
+        if insmod:
+            self.no("kvm-modules", "\n".join(insmod))
+        else:
+            self.ok("kvm-modules")
+        if re.search(r"parameters/.*=Y", l1, re.S):
+            self.ok("kvm-tdp-on")
+        else:
+            self.no("kvm-tdp-on", l1 or "no L1 line in %s" % self.log)
+        for case, want, err_re in EXPECTS:
+            self.expect(case, want, err_re)
+        if _any_line(self.path("raw", ".out"), r"^hello from a raw guest$"):
+            self.ok("raw-prints")
+        else:
+            self.no("raw-prints", _head_lines(self.path("raw", ".out"), 3))
+        if _any_line(self.path("platform", ".out"), "^platform: %s, tdp paging, KVM_PRE_FAULT_MEMORY" % re.escape(self.vendor)):
+            self.ok("platform-line")
+        else:
+            self.no("platform-line", _head_lines(self.path("platform", ".out"), 1))
+        cs = {name: (case, what, pred) for name, case, what, pred in checks(self.vendor)}
+        for name in JSON_ORDER:
+            if name == "auto-says-prefault":
+                self.auto_says_prefault()
+            elif name == "demand-one-npt-fault-per-fault":
+                self.per_fault()
+            else:
+                self.check(name, *cs[name])
+        self.table(l1, took)
+        self.lines.append("")
+        self.lines.append("%s: %d passed, %d failed" % (self.rig, self.passed, self.failed))
+        return self.failed == 0 and self.passed > 0
+
+    def table(self, l1, took):
+        lazy = _load(self.path("lazy", ".json"))
+        what = ""
+        if lazy is not None:
+            try:
+                what = "%s, %s MiB guest" % (" ".join(cfg(lazy, "guest_args")), jq_text(cfg(lazy, "mem_bytes") / 1048576))
+            except TypeError:
+                what = ""
+        self.lines += ["", "%s: KVM's counters of the first flat pass (%s; pages = 4 KiB pages touched)" % (self.rig, what)]
+        fmt = "%-13s %-9s %-8s %6s %9s %8s %9s %9s"
+        self.lines.append(fmt % ("case", "strategy", "backing", "pages", "pf_taken", "warm_pf", "pages_4k", "pages_2m"))
+        for c in FLAT_CASES:
+            p = self.path(c, ".json")
+            if not os.path.exists(p) or os.path.getsize(p) == 0:
+                continue
+            d = _load(p)
+            if d is None:
+                continue
+            f, w = first(d), warm(d)
+
+            def g(s, k):
+                return jq_text(alt(member(s, k) if isinstance(s, dict) else None, 0))
+
+            pg = pages(d)
+            self.lines.append(fmt % (c, strategy(d), jq_text(cfg(d, "backing")), "" if pg is None else jq_text(pg),
+                                     g(f, "pf_taken"), g(w, "pf_taken"), g(f, "pages_4k"), g(f, "pages_2m")))
+        l1_first = l1[len("=== L1 "):] if l1.startswith("=== L1 ") else l1
+        self.lines.append("(%s: %s; emulator ran %s s; clocks inside are emulation times: see %s/*.out)"
+                          % (self.rig, l1_first, took, self.d))
+
+
+def main(argv):
+    import sys
+
+    if argv[:1] == ["--names"]:
+        print("\n".join(check_names()))
+        return 0
+    if len(argv) < 4 or argv[0] in ("-h", "--help"):
+        print("usage: tests/rig/check RIG VENDOR CONSOLE.log OUT-DIR [EMULATOR-SECONDS]\n"
+              "       tests/rig/check --names      (every verdict's name)", file=sys.stderr)
+        return 2
+    j = Judge(argv[0], argv[1], argv[2], argv[3])
+    good = j.run(argv[4] if len(argv) > 4 else "?")
+    print("\n".join(j.lines))
+    return 0 if good else 1

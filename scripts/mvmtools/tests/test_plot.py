@@ -1,0 +1,113 @@
+"""scripts/plot: its messages, and what it draws."""
+import contextlib
+import io
+import os
+import shutil
+import tempfile
+import unittest
+
+from mvmtools import gnuplot, plot, results
+from mvmtools.tests import fixture
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = plot.main(list(args))
+    return status, out.getvalue(), err.getvalue()
+
+
+class Messages(unittest.TestCase):
+    def test_help(self):
+        status, out, _ = run("--help")
+        self.assertEqual(status, 0)
+        self.assertIn("--y COUNTER", out)
+        self.assertIn("--compare file", out)
+
+    def test_missing_file(self):
+        status, _, err = run("/nonexistent/r.json")
+        self.assertEqual(status, 1)
+        self.assertEqual(err, "plot: no such file: /nonexistent/r.json\n")
+
+    def test_not_json(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            p = os.path.join(tmp, "x.json")
+            with open(p, "w") as f:
+                f.write("nope")
+            self.assertIn("is not JSON", run(p)[2])
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_bogus_counter_lists_counters(self):
+        status, _, err = run("--y", "bogus", fixture("results", "flat.json"))
+        self.assertEqual(status, 2)
+        self.assertIn("no KVM counter bogus; valid: ", err)
+        self.assertIn("pf_taken", err)
+
+    def test_usage(self):
+        self.assertEqual(run()[0], 2)
+        self.assertEqual(run("--frob", "x.json")[0], 2)
+        self.assertEqual(run(fixture("results", "flat.json"), "p", "jpg")[0], 2)
+        self.assertIn("alone", run(fixture("results", "compare.json"), fixture("results", "flat.json"))[2])
+
+    def test_no_sweep(self):
+        self.assertIn("has no sweep records", run(fixture("results", "hello.json"), "/tmp/x")[2])
+
+
+class Data(unittest.TestCase):
+    def test_series_follow_table_rows(self):
+        res = results.load(fixture("results", "parallel.json"))
+        series = plot.sweep_series(res, "")
+        self.assertEqual([t for t, _ in series], ["sweep iteration 1 demand", "sweep iteration 1 map_populate"])
+        all_rows = {(r["size_mib"], r["guest_mapping"]): r["touch_s"] for r in res.runs[0].sweep if r["vcpu"] == "all"}
+        for title, pts in series:
+            for mib, y, _, _ in pts:
+                self.assertEqual(y, all_rows[(mib, title.split()[-1])])
+
+    def test_repeat_has_spread(self):
+        series = plot.sweep_series(results.load(fixture("results", "repeat.json")), "")
+        self.assertTrue(all(lo is not None and lo <= y <= hi for _, pts in series for _, y, lo, hi in pts))
+
+    def test_title_says_what_ran(self):
+        res = results.load(fixture("results", "compare.json"))
+        self.assertEqual(plot.what_ran(res), "flat --max-mib 2 --iterations 1, 16 MiB anon")
+        self.assertEqual(plot.runs_text(res, "lazy"), "2 runs (+1 warm-up)")
+
+
+@unittest.skipUnless(gnuplot.available(), "gnuplot is not installed")
+class Drawn(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def script(self, fn, *args):
+        return "\n".join(fn(*args, os.path.join(self.tmp, "o.png"), plot.TERMINALS["png"], self.tmp))
+
+    def test_compare_legend_lists_visible_phases(self):
+        gp = self.script(plot.compare_plot, results.load(fixture("results", "compare.json")))
+        self.assertIn('title "firmware_ready"', gp)
+        self.assertNotIn('title "kvm_open"', gp)  # a few microseconds: drawn, not listed
+        self.assertIn("each run: end (vm_exit)", gp)
+        self.assertIn("lazy 2 runs (+1 warm-up), eager 2 runs", gp)
+
+    def test_distinct_colours(self):
+        files = [results.load(fixture("results", f)) for f in ("flat.json", "parallel.json")]
+        gp = self.script(plot.sweep_plot, files, "pf_taken")
+        colours = [c for c in gp.split("lc rgb ")[1:]]
+        colours = [c.split()[0] for c in colours]
+        self.assertEqual(len(colours), len(set(colours)))
+        self.assertIn("(0 at every size)", gp)  # flat's warm pass takes no faults
+
+    def test_file_names(self):
+        out = os.path.join(self.tmp, "sweep")
+        status, printed, err = run(fixture("results", "parallel.json"), out)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(printed.strip(), out + ".png")
+        status, printed, err = run(fixture("results", "compare.json"), os.path.join(self.tmp, "compare"), "svg")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(printed.strip(), os.path.join(self.tmp, "compare.svg"))
+        with open(out + ".png", "rb") as f:
+            self.assertEqual(f.read(4), b"\x89PNG")
