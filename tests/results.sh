@@ -59,6 +59,17 @@ if ./scripts/campaign "$OUT/matrix.txt" "$OUT/camp" >"$OUT/campaign.txt" 2>"$OUT
 else
 	fail campaign-expands-matrix "$(head -3 "$OUT/campaign.txt") $(cat "$OUT/campaign.err")"
 fi
+# Each line runs through the cell runner, which skips a cell already done
+# (make test-campaign runs the engines and proves the resume).
+grep -q '^./scripts/campaign-cell '"$OUT"'/camp/$(hostname)/mem64M-anon-none-vcpus1-repeat3.json ./minivmm -q --mem 64M --backing anon --vcpus 1 ' \
+	"$OUT/campaign.txt" && pass campaign-lines-use-cell-runner ||
+	fail campaign-lines-use-cell-runner "$(head -1 "$OUT/campaign.txt")"
+expect campaign-help 0 '' '^MATRIX is a text file' -- ./scripts/campaign --help
+printf 'mem = 64M 256\n' >"$OUT/matrix-unit.txt"
+expect campaign-mem-needs-unit 2 "matrix-unit.txt:1: mem '256' has no unit: minivmm would read it as 256 bytes; write 256M" '' -- \
+	./scripts/campaign "$OUT/matrix-unit.txt"
+printf 'mem = 64M\nrepeat = 1\n' >"$OUT/matrix-one.txt"
+expect campaign-one-command 0 '^campaign: 1 command \(' '' -- ./scripts/campaign "$OUT/matrix-one.txt"
 printf 'mem = 64M\nbogus = 1\n' >"$OUT/matrix-bad.txt"
 expect campaign-bad-key 2 "matrix-bad.txt:2: unknown key 'bogus'" '' -- ./scripts/campaign "$OUT/matrix-bad.txt"
 # Merge's inputs: a --compare --repeat file, a --repeat file (repeat.json, above)

@@ -58,7 +58,14 @@ test: test-build
 lab-check: test-build
 	@./tests/lab-check
 
-.PHONY: test-build test-tdp test-vmx rig lab-check
+# make test-campaign: a campaign run for real by a throwaway single-node Slurm
+# cluster and by GNU parallel (here and over ssh to a loopback sshd), merged
+# and compared; killed part way and finished by running it again
+# (tests/campaign/run; installs parallel, slurm-wlm, munge, openssh-server).
+test-campaign: all
+	@./tests/campaign/run
+
+.PHONY: test-build test-tdp test-vmx rig lab-check test-campaign
 
 # --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
 #   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails

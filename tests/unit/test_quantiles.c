@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "vmm.h"
+#include "measure.h"
 
 #define FIXTURE	    "tests/fixtures/quantiles.tsv"
 #define MAX_SAMPLES 64
