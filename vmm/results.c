@@ -6,12 +6,41 @@
 #include <string.h>
 
 #define RESULTS_MAX_SWEEP_ROWS (1u << 20) /* a runaway guest cannot exhaust the host */
+#define RESULTS_MAX_PROGRESS   (1u << 20) /* frontier points, all vCPUs */
+#define RESULTS_MAX_ORDERS     4096	  /* order records: one per vCPU */
 
 /* A batch of sweep records and KVM's counters during it (cumulative deltas, gauges' values). */
 struct batch {
 	size_t first, n;
 	uint64_t *kvm; /* nkvm values, or NULL */
 };
+
+/* Records of one kind, appended batch by batch, at most max of them. */
+struct records {
+	void *v;
+	size_t n, cap, max, size;
+};
+
+static int records_add(struct records *rs, const void *recs, uint32_t n)
+{
+	if (rs->n + n > rs->max)
+		return -E2BIG;
+	if (rs->n + n > rs->cap) {
+		size_t cap = rs->cap ? rs->cap : 64;
+		void *p;
+
+		while (cap < rs->n + n)
+			cap *= 2;
+		p = realloc(rs->v, cap * rs->size);
+		if (!p)
+			return -ENOMEM;
+		rs->v = p;
+		rs->cap = cap;
+	}
+	memcpy((char *)rs->v + rs->n * rs->size, recs, n * rs->size);
+	rs->n += n;
+	return 0;
+}
 
 struct results {
 	uint32_t tsc_khz;
@@ -23,6 +52,8 @@ struct results {
 	size_t ntouch;
 	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
 	size_t nsweep, capsweep;
+	struct records progress,
+		order; /* ABI 2: the touch frontier and the pass's order */
 };
 
 struct results *results_create(void)
@@ -32,6 +63,10 @@ struct results *results_create(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
+	r->progress = (struct records){ .max = RESULTS_MAX_PROGRESS,
+					.size = sizeof(struct mvm_rec_progress) };
+	r->order = (struct records){ .max = RESULTS_MAX_ORDERS,
+				     .size = sizeof(struct mvm_rec_order) };
 	return r;
 }
 
@@ -49,6 +84,8 @@ void results_free(struct results *r)
 	free(r->batch);
 	free(r->sweep);
 	free(r->touch);
+	free(r->progress.v);
+	free(r->order.v);
 	free(r);
 }
 
@@ -166,4 +203,31 @@ const struct mvm_rec_touch *results_touch(const struct results *r, size_t *n)
 {
 	*n = r->ntouch;
 	return r->touch;
+}
+
+/*
+ * ABI 2: the touch frontier and the order of a pass, kept as the guest sent
+ * them (one copy out of guest memory), bounded. 0, -E2BIG past the bound,
+ * -ENOMEM.
+ */
+int results_add_progress(struct results *r, uint32_t kind, const void *recs, uint32_t n)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = records_add(kind == MVM_REC_ORDER ? &r->order : &r->progress, recs, n);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+const struct mvm_rec_progress *results_progress(const struct results *r, size_t *n)
+{
+	*n = r->progress.n;
+	return r->progress.v;
+}
+
+const struct mvm_rec_order *results_order(const struct results *r, size_t *n)
+{
+	*n = r->order.n;
+	return r->order.v;
 }

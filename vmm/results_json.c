@@ -135,6 +135,7 @@ void run_write_members(const struct run *r, struct json *j)
 
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
+	progress_write_json(r, j);
 	run_summary(r, &s);
 	timeline_write_json(r->tl, &s, j);
 

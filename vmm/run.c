@@ -44,6 +44,8 @@ static int hc_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 
 		e = results_add_sweep(r->res, recs, n, kvm, kvmstats_count(r->stats),
 				      r->tables ? stdout : NULL);
+	} else if (kind == MVM_REC_PROGRESS || kind == MVM_REC_ORDER) {
+		e = results_add_progress(r->res, kind, recs, n); /* no KVM sample */
 	} else {
 		e = results_add_touch(r->res, recs, n);
 		if (!e && r->verbose)

@@ -177,12 +177,20 @@ void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc)
 	double arrival = now_s(), t = arrival;
 
 	pthread_mutex_lock(&tl->lock); /* another vCPU may be setting the anchor */
-	if (tl->anchored && tl->tsc_khz)
-		t = tl->t_tsc0 + tsc_seconds(tl, tsc) - tsc_seconds(tl, tl->tsc0);
+	timeline_guest_time(tl, tsc, &t);
 	pthread_mutex_unlock(&tl->lock);
 	if (t > arrival)
 		t = arrival;
 	timeline_mark_at(tl, timeline_guest_mark_name(mark), t, 1);
+}
+
+/* Readers after the vCPU threads were joined; the marks call it under the lock. */
+int timeline_guest_time(const struct timeline *tl, uint64_t tsc, double *t)
+{
+	if (!tl->anchored || !tl->tsc_khz)
+		return -1;
+	*t = tl->t_tsc0 + tsc_seconds(tl, tsc) - tsc_seconds(tl, tl->tsc0);
+	return 0;
 }
 
 double timeline_time(const struct timeline *tl, const char *name)

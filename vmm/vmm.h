@@ -556,4 +556,14 @@ int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
 void trace_write(struct json *j, const struct run *const *runs, const char *const *labels,
 		 int n);
 
+/* ---- ABI 2 records (results.c, results_json.c, timeline.c) --------------- */
+/* MVM_REC_PROGRESS or MVM_REC_ORDER records, kept: 0, -E2BIG, -ENOMEM. */
+int results_add_progress(struct results *r, uint32_t kind, const void *recs, uint32_t n);
+const struct mvm_rec_progress *results_progress(const struct results *r, size_t *n);
+const struct mvm_rec_order *results_order(const struct results *r, size_t *n);
+/* The guest's TSC value tsc on the run's clock (*t, s, as the marks): 0, or -1 without an anchor. */
+int timeline_guest_time(const struct timeline *tl, uint64_t tsc, double *t);
+/* The touch frontier and its order in the results: "touch_order" and "progress". */
+void progress_write_json(const struct run *r, struct json *j);
+
 #endif /* MINIVMM_VMM_H */
