@@ -27,7 +27,10 @@ static int violation(char *err, size_t errlen, const char *fmt, ...)
 static const uint32_t rec_size[] = {
 	[MVM_REC_SWEEP] = sizeof(struct mvm_rec_sweep),
 	[MVM_REC_TOUCH] = sizeof(struct mvm_rec_touch),
+	[MVM_REC_PROGRESS] = sizeof(struct mvm_rec_progress),
+	[MVM_REC_ORDER] = sizeof(struct mvm_rec_order),
 };
+_Static_assert(ARRAY_SIZE(rec_size) == MVM_REC_COUNT, "a size for every record kind");
 
 static int check_console(const struct guest_ram *ram, struct hc_call *c, char *err,
 			 size_t errlen)

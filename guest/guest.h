@@ -48,6 +48,19 @@ struct ctx {
 	const struct fw_info *info;
 };
 
+/*
+ * A workload option (lib.c): a flag (--NAME sets *flag to 1) or a number
+ * (--NAME N, N in [min, max], stored in *num). Tables end at a NULL name.
+ */
+struct opt {
+	const char *name;
+	uint64_t *num;
+	uint64_t min, max;
+	int *flag;
+};
+/* argv[1..] against opts: 0, or -1 once it printed what is wrong and the usage. */
+int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage);
+
 /* smp.c */
 struct barrier {
 	uint32_t count, gen;
@@ -56,6 +69,51 @@ void barrier_wait(struct barrier *b, uint32_t n); /* all n vCPUs meet here */
 void eager_touch(const struct ctx *c);		  /* every vCPU, before the workload */
 _Noreturn void park(void);			  /* this vCPU is done */
 void mark(uint32_t what);			  /* MVM_MARK_*: a phase ended now */
+
+/*
+ * progress.c: the touch frontier of a first pass (struct mvm_rec_progress).
+ * A vCPU's points live in guest memory and are written inside the timed
+ * loop (a TSC read, no exit); vCPU 0 sends everyone's after the workload's
+ * last measurement.
+ */
+#define PROGRESS_AUTO	     (~0ULL) /* --progress-mib not given */
+#define PROGRESS_MAX_POINTS  65536   /* points per vCPU and pass */
+#define PROGRESS_AUTO_POINTS 256     /* stride points per vCPU with the default stride */
+struct frontier {
+	struct mvm_rec_progress *pt; /* room for frontier_room(total, stride) points */
+	uint32_t n, vcpu;
+	uint64_t stride; /* bytes between points; 0: take none */
+	uint64_t next;	 /* bytes_done of the next stride point */
+	uint64_t done, total;
+};
+/* Bytes between points: --progress-mib's, or the smallest power of two MiB giving <= 256. */
+uint64_t progress_stride(uint64_t total, uint64_t asked_mib);
+uint64_t frontier_room(uint64_t total,
+		       uint64_t stride); /* points, start and end included */
+/*
+ * Room for n vCPUs' points, room each, written once now so that no store
+ * in a timed loop meets a page the hypervisor has not backed; NULL when
+ * room is 0 or memory is short.
+ */
+struct mvm_rec_progress *progress_buffer(uint32_t n, uint64_t room);
+void frontier_init(struct frontier *f, struct mvm_rec_progress *buf, uint32_t vcpu,
+		   uint64_t total, uint64_t stride);
+/* A point now: bytes_done `done`, the page written last at last_gpa. */
+static inline void frontier_mark(struct frontier *f, uint64_t done, uint64_t last_gpa)
+{
+	f->pt[f->n++] = (struct mvm_rec_progress){ .vcpu = f->vcpu,
+						   .iteration = 1,
+						   .bytes_done = done,
+						   .bytes_total = f->total,
+						   .tsc = rdtsc(),
+						   .last_gpa = last_gpa };
+	f->done = done;
+}
+/* Write one byte per page of [p, p + bytes), the next part of the pass, taking the points. */
+void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, char v);
+/* vCPU 0, after the last measurement: the order records, then every vCPU's points. */
+void progress_send(const struct mvm_rec_order *orders, const struct frontier *fs,
+		   uint32_t n);
 
 /*
  * Workloads: argv[0] is the workload's name; main returns the exit status.
@@ -71,6 +129,10 @@ struct workload {
 int hello_main(int argc, const char *const *argv, const struct fw_info *info);
 int sweep_main(const struct ctx *c);
 int flat_main(const struct ctx *c);
+int perm_main(const struct ctx *c);
+/* sweep.c: measurement k of every vCPU (recs[v * per_cpu + k]) in one batch; see there. */
+void send_measurement(const struct mvm_rec_sweep *recs, uint32_t n, uint32_t per_cpu,
+		      uint32_t k, uint64_t map_cycles, uint64_t touch_cycles);
 extern const struct workload test_workloads[];
 /* faults.c: workloads of the demand-fault paths (listed in test_workloads) */
 int demand_main(int argc, const char *const *argv, const struct fw_info *info);

@@ -60,14 +60,39 @@ _Noreturn void fail(const char *file, int line, const char *fmt, ...)
 		;
 }
 
+/*
+ * As strtoul(s, &end, 0) over the whole string (0x: hex, a leading 0:
+ * octal), but a value past 2^64 - 1 is refused, not wrapped.
+ */
 int parse_u64(const char *s, uint64_t *out)
 {
+	uint64_t v = 0, base = 10;
 	char *end;
 
 	if (!s || !*s || *s == '-')
 		return -1;
-	*out = strtoul(s, &end, 0);
-	return *end ? -1 : 0;
+	strtoul(s, &end, 0);
+	if (*end)
+		return -1;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2]) {
+		base = 16;
+		s += 2;
+	} else if (s[0] == '0') {
+		base = 8;
+	}
+	for (; *s; s++) {
+		uint64_t d = *s >= '0' && *s <= '9' ? (uint64_t)(*s - '0')
+			     : *s >= 'a'	    ? (uint64_t)(*s - 'a' + 10)
+						    : (uint64_t)(*s - 'A' + 10);
+
+		if (v > (~0ULL - d) / base)
+			return -1;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
 }
 
 void *mmap_anon(uint64_t len, uint64_t flags)
@@ -116,4 +141,32 @@ void send_records(uint32_t kind, const void *recs, uint32_t count)
 {
 	if (sys3(SYS_RECORDS, kind, (long)recs, count) < 0)
 		FAIL("records hypercall refused (%u records)", count);
+}
+
+int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage)
+{
+	for (int i = 1; i < c->argc; i++) {
+		const char *a = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
+		const struct opt *o = opts;
+
+		while (o->name && strcmp(o->name, a))
+			o++;
+		if (!o->name) {
+			printf("guest: %s: unknown option '%s'\n", c->argv[0], a);
+			printf("usage: %s\n", usage);
+			return -1;
+		}
+		if (o->flag) {
+			*o->flag = 1;
+			continue;
+		}
+		if (!v || parse_u64(v, o->num) || *o->num < o->min || *o->num > o->max) {
+			printf("guest: %s: %s needs a number from %lu to %lu, not '%s'\n",
+			       c->argv[0], a, o->min, o->max, v ? v : "(nothing)");
+			printf("usage: %s\n", usage);
+			return -1;
+		}
+		i++;
+	}
+	return 0;
 }

@@ -4,9 +4,23 @@
 static int help_main(int argc, const char *const *argv, const struct fw_info *info);
 
 static const struct workload workloads[] = {
-	{ "sweep", "sweep [--max-mib N] [--iterations N] [--parallel]   (the default)",
+	{ "sweep",
+	  "sweep [--max-mib N] [--iterations N] [--parallel]   (the default)\n"
+	  "      OSv's benchmark: mmap (demand, populate), touch, munmap of 1, 2, 4 ... MiB",
 	  NULL, sweep_main },
-	{ "flat", "flat [--max-mib N] [--iterations N] [--parallel]", NULL, flat_main },
+	{ "flat",
+	  "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N]\n"
+	  "      sweep's sizes in the direct map: no guest faults, the hypervisor's first\n"
+	  "      touch alone; pass 1 records its touch frontier every --progress-mib MiB\n"
+	  "      (default: a power of two giving at most 256 points per vCPU; 0: none)",
+	  NULL, flat_main },
+	{ "perm",
+	  "perm [--mib N] [--iterations N] [--seed S] [--stride PAGES] [--parallel]\n"
+	  "     [--progress-mib N]\n"
+	  "      every page of free RAM (or --mib N per vCPU) once per pass, in a random\n"
+	  "      order fixed by --seed (default 1) or strided (--stride); 2 passes by\n"
+	  "      default, the first cold, then warm; pass 1's touch frontier as flat's",
+	  NULL, perm_main },
 	{ "hello", "hello", hello_main, NULL },
 	{ "help", "help", help_main, NULL },
 	{ NULL, NULL, NULL, NULL },

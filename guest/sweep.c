@@ -9,6 +9,7 @@
 struct opts {
 	uint64_t max_mib;
 	uint64_t iterations;
+	uint64_t progress_mib; /* flat: PROGRESS_AUTO, 0 (none) or the stride */
 	int parallel;
 };
 
@@ -22,42 +23,28 @@ static struct {
 	char *flat_region;
 	uint64_t t[3]; /* vCPU 0's phase clock: start, mapped, touched */
 	struct barrier bar;
+	uint64_t stride; /* flat: bytes between progress points, 0: none */
+	struct frontier fr[FW_MAX_VCPUS]; /* flat: each vCPU's first pass */
+	struct mvm_rec_order order[FW_MAX_VCPUS];
 } run;
 
-static void usage_line(const struct ctx *c)
-{
-	printf("usage: %s [--max-mib N] [--iterations N] [--parallel]\n", c->argv[0]);
-}
+#define OPT_MAX (1UL << 30)
 
 /* Options, each checked on its own; what fits in memory is checked once they are known. */
-static int parse_opts(const struct ctx *c, struct opts *o)
+static int parse(const struct ctx *c, struct opts *o, int flat)
 {
-	for (int i = 1; i < c->argc; i++) {
-		const char *a = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
-		uint64_t *dst = NULL;
+	const struct opt opts[] = {
+		{ "--max-mib", &o->max_mib, 1, OPT_MAX, NULL },
+		{ "--iterations", &o->iterations, 1, OPT_MAX, NULL },
+		{ "--parallel", NULL, 0, 0, &o->parallel },
+		{ flat ? "--progress-mib" : NULL, &o->progress_mib, 0, OPT_MAX, NULL },
+		{ NULL, NULL, 0, 0, NULL },
+	};
 
-		if (!strcmp(a, "--parallel")) {
-			o->parallel = 1;
-			continue;
-		}
-		if (!strcmp(a, "--max-mib"))
-			dst = &o->max_mib;
-		else if (!strcmp(a, "--iterations"))
-			dst = &o->iterations;
-		if (!dst) {
-			printf("guest: %s: unknown option '%s'\n", c->argv[0], a);
-			usage_line(c);
-			return -1;
-		}
-		if (!v || parse_u64(v, dst) || *dst == 0 || *dst > (1UL << 30)) {
-			printf("guest: %s: %s needs a number from 1 to %lu, not '%s'\n",
-			       c->argv[0], a, 1UL << 30, v ? v : "(nothing)");
-			usage_line(c);
-			return -1;
-		}
-		i++;
-	}
-	return 0;
+	return parse_opts(
+		c, opts,
+		flat ? "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N]"
+		     : "sweep [--max-mib N] [--iterations N] [--parallel]");
 }
 
 /* Bytes of free guest memory n vCPUs need for sizes 1..2^(nsizes-1) MiB. */
@@ -93,7 +80,10 @@ static int check_fits(const struct ctx *c, int flat)
 	uint64_t mem = c->info->mem_bytes - have + need +
 		       16 * MIB; /* what else is in use, a margin */
 
-	if (need + (uint64_t)run.n * 2 * run.nsizes * sizeof(*run.recs) <= have)
+	if (need + (uint64_t)run.n * 2 * run.nsizes * sizeof(*run.recs) +
+		    run.n * frontier_room(((1ULL << run.nsizes) - 1) * MIB, run.stride) *
+			    sizeof(struct mvm_rec_progress) <=
+	    have)
 		return 0;
 	mem = (mem + 2 * MIB - 1) & ~(2 * MIB - 1);
 	printf("guest: %s --max-mib %lu needs %lu MiB of free guest memory%s and this guest has %lu MiB free: run minivmm with --mem %luM or more, or a smaller --max-mib\n",
@@ -152,9 +142,12 @@ static void measure_sweep(const struct ctx *c, struct mvm_rec_sweep *r, uint64_t
 	r->pfn_sum = s1.pfn_sum - s0.pfn_sum;
 }
 
-/* flat: touch this vCPU's never-used, direct-mapped share; no guest faults possible. */
+/*
+ * flat: touch this vCPU's never-used, direct-mapped share; no guest faults
+ * possible. In the first pass (fr set) the loop takes the frontier's points.
+ */
 static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
-			 uint64_t mib)
+			 uint64_t mib, struct frontier *fr)
 {
 	uint64_t bytes = mib * MIB, t0, t1;
 	struct fw_stats s0, s1;
@@ -163,7 +156,10 @@ static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
 	phase(c, 1);
 	get_stats(&s0);
 	t0 = rdtsc();
-	touch(p, bytes);
+	if (fr)
+		frontier_touch(fr, p, bytes, (char)0xfe);
+	else
+		touch(p, bytes);
 	t1 = rdtsc();
 	get_stats(&s1);
 	phase(c, 2);
@@ -174,30 +170,30 @@ static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
 }
 
 /*
- * vCPU 0, once every vCPU finished measurement k of this iteration: one
- * batch (one exit, outside every timed region), the all-vCPU aggregate
- * first, its map and touch the wall clock of all vCPUs together (run.t[]
- * is vCPU 0's and still measurement k's: it reports before its next
- * phase()). The VMM samples KVM's counters at each batch, so a batch's
- * counters are this measurement's.
+ * vCPU 0, once every vCPU of n finished measurement k: one batch (one exit,
+ * outside every timed region), the all-vCPU aggregate first when n > 1,
+ * its map and touch the wall clock of all vCPUs together (map_cycles and
+ * touch_cycles, from vCPU 0's phase clock). The VMM samples KVM's counters
+ * at each batch, so a batch's counters are this measurement's.
  */
-static void report(uint32_t per_cpu, uint32_t k)
+void send_measurement(const struct mvm_rec_sweep *recs, uint32_t nv, uint32_t per_cpu,
+		      uint32_t k, uint64_t map_cycles, uint64_t touch_cycles)
 {
 	static struct mvm_rec_sweep batch[FW_MAX_VCPUS + 1];
 	struct mvm_rec_sweep *a = &batch[0];
 	uint32_t n = 0;
 
-	if (run.n == 1) {
-		send_records(MVM_REC_SWEEP, &run.recs[k], 1);
+	if (nv == 1) {
+		send_records(MVM_REC_SWEEP, &recs[k], 1);
 		return;
 	}
-	*a = run.recs[k];
+	*a = recs[k];
 	a->vcpu = MVM_VCPU_ALL;
-	a->map_cycles = run.t[1] - run.t[0];
-	a->touch_cycles = run.t[2] - run.t[1];
+	a->map_cycles = map_cycles;
+	a->touch_cycles = touch_cycles;
 	a->pages = a->guest_faults = a->pfn_sum = a->unmap_cycles = 0;
-	for (uint32_t v = 0; v < run.n; v++) {
-		const struct mvm_rec_sweep *r = &run.recs[v * per_cpu + k];
+	for (uint32_t v = 0; v < nv; v++) {
+		const struct mvm_rec_sweep *r = &recs[v * per_cpu + k];
 
 		a->pages += r->pages;
 		a->guest_faults += r->guest_faults;
@@ -209,13 +205,40 @@ static void report(uint32_t per_cpu, uint32_t k)
 	send_records(MVM_REC_SWEEP, batch, n + 1);
 }
 
+/* flat, vCPU 0: where each vCPU's first pass takes its points, and what its order is. */
+static void flat_frontiers(void)
+{
+	uint64_t share = ((1ULL << run.nsizes) - 1) * MIB;
+	struct mvm_rec_progress *buf =
+		progress_buffer(run.n, frontier_room(share, run.stride));
+
+	if (run.stride && !buf)
+		FAIL("no memory for %lu progress points",
+		     run.n * frontier_room(share, run.stride));
+	for (uint32_t v = 0; v < run.n; v++) {
+		uint64_t gpa = (uintptr_t)run.flat_region + v * share;
+
+		frontier_init(&run.fr[v],
+			      buf ? buf + v * frontier_room(share, run.stride) : NULL, v,
+			      share, run.stride);
+		run.order[v] = (struct mvm_rec_order){ .vcpu = v,
+						       .workload = MVM_WL_FLAT,
+						       .order = MVM_ORDER_SEQUENTIAL,
+						       .stride_pages = 1,
+						       .start_gpa = gpa,
+						       .end_gpa = gpa + share,
+						       .pages = share / PAGE,
+						       .progress_bytes = run.stride };
+	}
+}
+
 static int run_sweep(const struct ctx *c, uint32_t workload)
 {
 	int flat = workload == MVM_WL_FLAT;
 
 	if (c->cpu == 0) {
-		run.o = (struct opts){ 0, 5, 0 };
-		run.bad = parse_opts(c, &run.o) != 0;
+		run.o = (struct opts){ 0, 5, PROGRESS_AUTO, 0 };
+		run.bad = parse(c, &run.o, flat) != 0;
 		run.n = run.o.parallel ? c->info->vcpus : 1;
 		if (!run.o.max_mib)
 			run.o.max_mib = default_max(c->info->free_bytes, run.n, flat);
@@ -223,6 +246,15 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		for (uint64_t mib = 1; mib <= run.o.max_mib && run.nsizes < MAX_SIZES;
 		     mib *= 2)
 			run.nsizes++;
+		run.stride = flat ? progress_stride(((1ULL << run.nsizes) - 1) * MIB,
+						    run.o.progress_mib)
+				  : 0;
+		if (!run.bad && frontier_room(((1ULL << run.nsizes) - 1) * MIB,
+					      run.stride) > PROGRESS_MAX_POINTS) {
+			printf("guest: %s: --progress-mib %lu takes more than %u points per vCPU: a larger stride, or 0 for none\n",
+			       c->argv[0], run.o.progress_mib, PROGRESS_MAX_POINTS);
+			run.bad = 1;
+		}
 		run.bad = run.bad || check_fits(c, flat);
 		run.recs =
 			run.bad ? NULL
@@ -234,6 +266,7 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 			if (!run.flat_region)
 				FAIL("no %lu MiB of free physical memory for flat",
 				     run.n * share / MIB);
+			flat_frontiers();
 		}
 		if (!run.bad && !run.recs)
 			FAIL("no memory for %u result records", run.n * 2 * run.nsizes);
@@ -274,7 +307,8 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 							     .size_mib = (uint32_t)mib,
 							     .vcpu = c->cpu };
 				if (flat) {
-					measure_flat(c, r, p, mib);
+					measure_flat(c, r, p, mib,
+						     it == 1 ? &run.fr[c->cpu] : NULL);
 					p += mib * MIB;
 				} else {
 					measure_sweep(c, r, mib);
@@ -283,7 +317,9 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 				if (run.n > 1)
 					barrier_wait(&run.bar, run.n);
 				if (c->cpu == 0)
-					report(per_cpu, k);
+					send_measurement(run.recs, run.n, per_cpu, k,
+							 run.t[1] - run.t[0],
+							 run.t[2] - run.t[1]);
 				k++;
 			}
 		}
@@ -292,6 +328,9 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		if (c->cpu == 0 && it == 1)
 			mark(MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
 	}
+	/* After the last measurement's batch: these take no KVM sample. */
+	if (flat && c->cpu == 0)
+		progress_send(run.order, run.fr, run.n);
 	return 0;
 }
 

@@ -45,7 +45,7 @@
 #include <stdint.h>
 #endif
 
-#define MVM_ABI_VERSION 1
+#define MVM_ABI_VERSION 2
 
 #define MVM_IMAGE_MAGIC	     "MINIVMM"
 #define MVM_LOAD_GPA	     0x100000ULL
@@ -144,14 +144,21 @@ struct mvm_hc_abort {
 };
 
 /*
- * Result records, sent in batches, never from inside a timed region. The VMM
- * samples KVM's counters at every MVM_HC_RECORDS call: a batch's counters are
- * what KVM counted since the previous batch, so a workload sends one batch
- * per measurement (and an empty batch, count 0, where counting starts).
+ * Result records, sent in batches, never from inside a timed region. A
+ * batch holds records of one kind. The VMM samples KVM's counters at every
+ * MVM_REC_SWEEP batch: its counters are what KVM counted since the previous
+ * sweep batch, so a workload sends one batch per measurement (and an empty
+ * batch, count 0, where counting starts). Other kinds take no sample. ABI 2
+ * added the touch frontier (MVM_REC_PROGRESS) and the order a pass touches
+ * its pages in (MVM_REC_ORDER), sent by flat and perm after their last
+ * measurement, and the workload perm (MVM_WL_PERM).
  */
 enum mvm_rec_kind {
-	MVM_REC_SWEEP = 1, /* struct mvm_rec_sweep */
-	MVM_REC_TOUCH = 2, /* struct mvm_rec_touch */
+	MVM_REC_SWEEP = 1,    /* struct mvm_rec_sweep */
+	MVM_REC_TOUCH = 2,    /* struct mvm_rec_touch */
+	MVM_REC_PROGRESS = 3, /* struct mvm_rec_progress (ABI 2) */
+	MVM_REC_ORDER = 4,    /* struct mvm_rec_order (ABI 2) */
+	MVM_REC_COUNT = 5,    /* one past the last */
 };
 
 #define MVM_RECORDS_MAX 1024 /* records per hypercall */
@@ -215,13 +222,15 @@ struct mvm_hc_mark {
 	X(mark, MVM_HC_MARK, struct mvm_hc_mark)
 #define MVM_HC_ARGS_MAX 512 /* bytes: the largest argument struct the ABI allows */
 
-enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2 };
+enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2, MVM_WL_PERM = 3 };
 enum mvm_mode { MVM_MODE_DEMAND = 1, MVM_MODE_POPULATE = 2 };
 
 /*
  * One measurement, as OSv's benchmark: mmap (map_cycles), write one byte per
  * 4 KiB page (touch_cycles: OSv's timed region), munmap (unmap_cycles). TSC
- * cycles. flat has no mmap or munmap: it touches the direct map.
+ * cycles. flat and perm have no mmap or munmap: they touch the direct map
+ * (mode MVM_MODE_DEMAND); perm in the order its mvm_rec_order names, one
+ * measurement per pass of size_mib MiB per vCPU.
  */
 struct mvm_rec_sweep {
 	uint32_t workload;  /* enum mvm_workload */
@@ -237,6 +246,49 @@ struct mvm_rec_sweep {
 	uint64_t pfn_sum;      /* sum of the physical frames mapped: reuse check */
 	uint64_t unmap_cycles; /* munmap afterwards (timed apart, as map_cycles) */
 };
+
+/*
+ * The touch frontier of one vCPU's first pass (flat, perm): one point at
+ * the start (bytes_done 0), one every progress stride (mvm_rec_order's
+ * progress_bytes) and one at the end (bytes_done == bytes_total). The guest
+ * stores them in its own memory inside the timed loop (a TSC read, no
+ * exit) and sends them after its last measurement, so no sweep batch's
+ * KVM counters include them. Points of one vCPU come in order: bytes_done
+ * and tsc never decrease.
+ */
+struct mvm_rec_progress {
+	uint32_t vcpu;
+	uint32_t iteration;   /* the pass, from 1 */
+	uint64_t bytes_done;  /* of this vCPU's pass, when tsc was read */
+	uint64_t bytes_total; /* the whole pass of this vCPU */
+	uint64_t tsc;	      /* guest TSC */
+	uint64_t last_gpa;    /* the page written last (0 at bytes_done 0) */
+};
+
+/* The order a pass touches its pages in (struct mvm_rec_order.order). */
+enum mvm_order {
+	MVM_ORDER_SEQUENTIAL = 1, /* first page to last */
+	MVM_ORDER_RANDOM = 2,	  /* a permutation of the pages fixed by the seed */
+	MVM_ORDER_STRIDE = 3,	  /* pages 0, s, 2s, ..., then 1, 1 + s, ...: each once */
+};
+
+/*
+ * How one vCPU's pass walks its pages, sent once per vCPU with the progress
+ * points. Every pass of a run walks the same pages in the same order.
+ */
+struct mvm_rec_order {
+	uint32_t vcpu;
+	uint32_t workload; /* enum mvm_workload */
+	uint32_t order;	   /* enum mvm_order */
+	uint32_t pad;
+	uint64_t seed;		     /* MVM_ORDER_RANDOM: the permutation's; else 0 */
+	uint64_t stride_pages;	     /* MVM_ORDER_STRIDE: s; SEQUENTIAL: 1; RANDOM: 0 */
+	uint64_t start_gpa, end_gpa; /* the pages the pass writes: [start_gpa, end_gpa) */
+	uint64_t pages;		     /* written per pass: (end_gpa - start_gpa) / 4 KiB */
+	uint64_t progress_bytes;     /* stride of the progress points; 0: none taken */
+};
+_Static_assert(sizeof(struct mvm_rec_progress) == 40, "mvm_rec_progress: no padding");
+_Static_assert(sizeof(struct mvm_rec_order) == 64, "mvm_rec_order: no padding");
 
 /*
  * Slice i of n of [0, total): whole `align` units, as even as they come,

@@ -52,8 +52,8 @@ struct outputs {
 
 /* How one run is to behave within its experiment. */
 struct run_opts {
-	struct env *env;	   /* completed before the main thread's sandbox goes on */
-	double t_exec;		   /* this run's "exec": main()'s entry for the first run */
+	struct env *env; /* completed before the main thread's sandbox goes on */
+	double t_exec;	 /* this run's "exec": main()'s entry for the first run */
 	const struct outputs *out; /* the sandbox lets the main thread write these */
 	int sandbox_main;	   /* this is the process's last run: sandbox main too */
 	int tables;  /* print the sweep tables as records arrive (one run, not repeats) */

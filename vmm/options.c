@@ -438,7 +438,8 @@ void options_usage(FILE *f)
 		"guest/guest.bin, or the installed ../lib/minivmm/guest.bin). Arguments after\n");
 	fprintf(f,
 		"-- go to the guest (boot info /chosen); the first names the workload:\n");
-	fprintf(f, "sweep (the default), flat, hello, ...; '-- help' lists them.\n");
+	fprintf(f,
+		"sweep (the default), flat, perm, hello, ...; '-- help' lists them.\n");
 	fprintf(f, "\nExit status (and exit.reason in the results file):\n");
 	for (unsigned i = 0; i < exit_status_count; i++) {
 		char names[256] = "", line[512];

@@ -69,6 +69,8 @@ static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 		e = records_add_sweep(r->rec, recs, n, kvm, kvmstats_count(r->stats));
 		if (!e && r->o.tables)
 			tables_sweep_batch(r->rec, from, stdout);
+	} else if (kind == MVM_REC_PROGRESS || kind == MVM_REC_ORDER) {
+		e = records_add_progress(r->rec, kind, recs, n); /* no KVM sample */
 	} else {
 		e = records_add_touch(r->rec, recs, n);
 		if (!e && r->o.verbose)

@@ -88,6 +88,25 @@ void test_hc_decode(void)
 	rec.recs_gpa = UINT64_MAX - 64;
 	rec.count = 1;
 	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
+
+	/* ABI 2's kinds: checked at their own sizes; one past the last is unknown. */
+	rec.kind = MVM_REC_PROGRESS;
+	rec.count = 2;
+	rec.recs_gpa = sizeof(mem) - 2 * sizeof(struct mvm_rec_progress);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == 0);
+	rec.count = 3;
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "outside guest RAM");
+	rec.kind = MVM_REC_ORDER;
+	rec.count = 1;
+	rec.recs_gpa = sizeof(mem) - sizeof(struct mvm_rec_order);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == 0);
+	rec.recs_gpa++;
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
+	rec.kind = MVM_REC_COUNT;
+	rec.recs_gpa = 0x200;
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "unknown record kind");
 }
 
 static enum dev_action dummy_io(void *cookie, unsigned vcpu, uint64_t port, int is_write,

@@ -119,8 +119,8 @@ struct vm_config {
 	enum eager_strategy eager; /* EAGER_NONE unless --eager */
 	unsigned eager_threads;	   /* 0: the vCPU threads do it */
 	double timeout_s;	   /* 0: none */
-	int strict_io;		   /* --strict-io: unclaimed port or MMIO access ends the run */
-	int raw;		   /* --raw: a flat binary without the minivmm header */
+	int strict_io; /* --strict-io: unclaimed port or MMIO access ends the run */
+	int raw;       /* --raw: a flat binary without the minivmm header */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
@@ -148,7 +148,8 @@ struct vm; /* opaque: machine/internal.h */
  */
 struct vm_hooks {
 	void *cookie;
-	void (*vcpu_enter)(void *cookie, unsigned vcpu, int vcpu_fd); /* before the first KVM_RUN */
+	void (*vcpu_enter)(void *cookie, unsigned vcpu,
+			   int vcpu_fd);		 /* before the first KVM_RUN */
 	void (*vcpu_leave)(void *cookie, unsigned vcpu); /* after the last */
 };
 
@@ -175,7 +176,7 @@ void vm_free(struct vm *vm);
 /* What the rooms above read of a VM. */
 const struct platform *vm_platform(const struct vm *vm);
 struct guest_ram *vm_ram(struct vm *vm);
-struct io_bus *vm_pio(struct vm *vm); /* to register devices on */
+struct io_bus *vm_pio(struct vm *vm);			    /* to register devices on */
 const struct io_bus *vm_bus(const struct vm *vm, int mmio); /* port I/O (0) or MMIO (1) */
 int vm_fd(const struct vm *vm);
 unsigned vm_nvcpus(const struct vm *vm);
@@ -193,8 +194,8 @@ void vm_set_end(struct vm *vm, enum run_end end, const char *fmt, va_list ap)
 int vm_stopping(struct vm *vm);
 enum run_end vm_end(const struct vm *vm);
 int vm_exit_status(const struct vm *vm);
-int vm_guest_status(const struct vm *vm);	  /* when vm_end() is END_GUEST_EXIT */
-const char *vm_end_reason(const struct vm *vm);	  /* "not-started" before setup ran */
+int vm_guest_status(const struct vm *vm);	/* when vm_end() is END_GUEST_EXIT */
+const char *vm_end_reason(const struct vm *vm); /* "not-started" before setup ran */
 const char *vm_end_message(const struct vm *vm);
 void vm_wake_main(struct vm *vm); /* from any thread */
 

@@ -57,9 +57,9 @@ enum phase {
 
 struct phase_row {
 	enum phase id;
-	const char *name;     /* in the tables and the results file */
-	uint32_t guest_mark;  /* MVM_MARK_* that ends it, or 0: the VMM marks it */
-	const char *meaning;  /* --explain and the docs */
+	const char *name;    /* in the tables and the results file */
+	uint32_t guest_mark; /* MVM_MARK_* that ends it, or 0: the VMM marks it */
+	const char *meaning; /* --explain and the docs */
 };
 extern const struct phase_row phases[];
 const char *phase_name(enum phase p); /* "?" when out of range */
@@ -76,7 +76,7 @@ void timeline_mark_at(struct timeline *tl, enum phase p, double t, int guest);
 /* On the first vCPU thread to its first KVM_RUN, just before it: anchor the guest's TSC. */
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
 void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
-/* A guest TSC value on our clock (CLOCK_MONOTONIC s); 0 before the anchor. */
+/* A guest TSC value on our clock (CLOCK_MONOTONIC s); 0 without an anchor. Once the vCPUs are joined. */
 double timeline_guest_time(const struct timeline *tl, uint64_t tsc);
 /* When phase p ended (CLOCK_MONOTONIC s), 0 if it was not reached. */
 double timeline_time(const struct timeline *tl, enum phase p);
@@ -96,6 +96,8 @@ void timeline_free(struct timeline *tl);
 
 /* ---- records.c: what the guest reported -------------------------------- */
 #define RECORDS_MAX_SWEEP_ROWS (1u << 20) /* a runaway guest cannot exhaust the host */
+#define RECORDS_MAX_PROGRESS   (1u << 20) /* frontier points, all vCPUs */
+#define RECORDS_MAX_ORDERS     4096	  /* order records: one per vCPU */
 
 struct records;
 struct records *records_create(void);			       /* NULL: ENOMEM */
@@ -111,6 +113,10 @@ int records_add_sweep(struct records *r, const struct mvm_rec_sweep *recs, uint3
 /* The counters of record i's batch, if they are its own (see records.c); NULL if not. */
 const uint64_t *records_kvm(const struct records *r, size_t i, unsigned *nkvm);
 int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n);
+/* MVM_REC_PROGRESS or MVM_REC_ORDER records, kept: 0, -E2BIG, -ENOMEM. */
+int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n);
+const struct mvm_rec_progress *records_progress(const struct records *r, size_t *n);
+const struct mvm_rec_order *records_order(const struct records *r, size_t *n);
 const struct mvm_rec_sweep *records_sweep(const struct records *r, size_t *n);
 const struct mvm_rec_touch *records_touch(const struct records *r, size_t *n);
 double records_seconds(const struct records *r, uint64_t cycles);
@@ -120,7 +126,8 @@ double records_seconds(const struct records *r, uint64_t cycles);
  * neither came. The one place this rule lives.
  */
 const struct mvm_rec_sweep *records_table_rec(const struct records *r,
-					      const struct mvm_rec_sweep *key, uint32_t mode);
+					      const struct mvm_rec_sweep *key,
+					      uint32_t mode);
 void records_free(struct records *r);
 
 const char *sweep_workload_name(uint32_t workload);
@@ -179,8 +186,8 @@ int spreads_overlap(const struct spread *a, const struct spread *b); /* [min, ma
 struct run_view {
 	const struct vm_config *cfg;
 	const struct vm *vm;
-	const struct eager *eager; /* NULL when lazy */
-	struct console *console; /* read only; its counts take its lock */
+	const struct eager *eager;     /* NULL when lazy */
+	struct console *console;       /* read only; its counts take its lock */
 	const struct kvm_stats *stats; /* NULL without KVM statistics */
 	const struct timeline *tl;
 	const struct records *rec;

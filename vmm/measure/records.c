@@ -23,6 +23,33 @@ struct row_index {
 	size_t used;
 };
 
+/* Records of one kind, appended batch by batch, at most max of them. */
+struct rec_array {
+	void *v;
+	size_t n, cap, max, size;
+};
+
+static int rec_array_add(struct rec_array *rs, const void *recs, uint32_t n)
+{
+	if (rs->n + n > rs->max)
+		return -E2BIG;
+	if (rs->n + n > rs->cap) {
+		size_t cap = rs->cap ? rs->cap : 64;
+		void *p;
+
+		while (cap < rs->n + n)
+			cap *= 2;
+		p = realloc(rs->v, cap * rs->size);
+		if (!p)
+			return -ENOMEM;
+		rs->v = p;
+		rs->cap = cap;
+	}
+	memcpy((char *)rs->v + rs->n * rs->size, recs, n * rs->size);
+	rs->n += n;
+	return 0;
+}
+
 struct records {
 	uint32_t tsc_khz;
 	unsigned nkvm;
@@ -35,6 +62,8 @@ struct records {
 	uint32_t *batch_of;	     /* each sweep record's batch */
 	size_t nsweep, capsweep;
 	struct row_index rows;
+	struct rec_array progress,
+		order; /* ABI 2: the touch frontier and the pass's order */
 };
 
 struct records *records_create(void)
@@ -44,6 +73,10 @@ struct records *records_create(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
+	r->progress = (struct rec_array){ .max = RECORDS_MAX_PROGRESS,
+					  .size = sizeof(struct mvm_rec_progress) };
+	r->order = (struct rec_array){ .max = RECORDS_MAX_ORDERS,
+				       .size = sizeof(struct mvm_rec_order) };
 	return r;
 }
 
@@ -63,6 +96,8 @@ void records_free(struct records *r)
 	free(r->batch_of);
 	free(r->rows.slot);
 	free(r->touch);
+	free(r->progress.v);
+	free(r->order.v);
 	free(r);
 }
 
@@ -266,9 +301,39 @@ const struct mvm_rec_touch *records_touch(const struct records *r, size_t *n)
 	return r->touch;
 }
 
+/*
+ * ABI 2: the touch frontier and the order of a pass, kept as the guest sent
+ * them (one copy out of guest memory), bounded. 0, -E2BIG past the bound,
+ * -ENOMEM.
+ */
+int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->lock);
+	ret = rec_array_add(kind == MVM_REC_ORDER ? &r->order : &r->progress, recs, n);
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+const struct mvm_rec_progress *records_progress(const struct records *r, size_t *n)
+{
+	*n = r->progress.n;
+	return r->progress.v;
+}
+
+const struct mvm_rec_order *records_order(const struct records *r, size_t *n)
+{
+	*n = r->order.n;
+	return r->order.v;
+}
+
 const char *sweep_workload_name(uint32_t w)
 {
-	return w == MVM_WL_SWEEP ? "sweep" : w == MVM_WL_FLAT ? "flat" : "unknown";
+	return w == MVM_WL_SWEEP  ? "sweep"
+	       : w == MVM_WL_FLAT ? "flat"
+	       : w == MVM_WL_PERM ? "perm"
+				  : "unknown";
 }
 
 /*
@@ -277,7 +342,7 @@ const char *sweep_workload_name(uint32_t w)
  */
 const char *sweep_mapping_name(const struct mvm_rec_sweep *r)
 {
-	if (r->workload == MVM_WL_FLAT)
+	if (r->workload == MVM_WL_FLAT || r->workload == MVM_WL_PERM)
 		return "direct_map";
 	return r->mode == MVM_MODE_DEMAND     ? "demand"
 	       : r->mode == MVM_MODE_POPULATE ? "map_populate"

@@ -24,12 +24,15 @@ void run_summary(const struct run_view *v, struct tl_summary *s)
 	const struct mvm_rec_touch *t = records_touch(v->rec, &n);
 
 	s->eager_in_guest = eager_strategy(v->eager) == EAGER_TOUCH;
-	s->ms[SUM_EAGER] = eager_host_side(v->eager) ? eager_seconds(v->eager) * MSEC_PER_SEC
-						     : -1;
+	s->ms[SUM_EAGER] =
+		eager_host_side(v->eager) ? eager_seconds(v->eager) * MSEC_PER_SEC : -1;
 	if (s->eager_in_guest && n)
-		s->ms[SUM_EAGER] = records_seconds(v->rec, t[n - 1].cycles) * MSEC_PER_SEC;
+		s->ms[SUM_EAGER] =
+			records_seconds(v->rec, t[n - 1].cycles) * MSEC_PER_SEC;
 	s->ms[SUM_SETUP] = between(v->tl, PHASE_EXEC, PHASE_GUEST_ENTRY);
-	s->ms[SUM_FIRST_USEFUL_WORK] = between(v->tl, PHASE_EXEC, PHASE_FIRST_USEFUL_WORK);
-	s->ms[SUM_FIRST_PASS] = between(v->tl, PHASE_WORKLOAD_START, PHASE_FIRST_USEFUL_WORK);
+	s->ms[SUM_FIRST_USEFUL_WORK] =
+		between(v->tl, PHASE_EXEC, PHASE_FIRST_USEFUL_WORK);
+	s->ms[SUM_FIRST_PASS] =
+		between(v->tl, PHASE_WORKLOAD_START, PHASE_FIRST_USEFUL_WORK);
 	s->ms[SUM_TOTAL] = between(v->tl, PHASE_EXEC, PHASE_VM_EXIT);
 }

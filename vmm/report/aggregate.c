@@ -136,7 +136,7 @@ static void print_sweep(const struct run_set *s, FILE *f)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct mvm_rec_sweep *k = &recs[i];
-		int flat = k->workload == MVM_WL_FLAT;
+		int flat = k->workload != MVM_WL_SWEEP; /* flat, perm: touch only */
 		struct spread dm, pp;
 		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_SPREAD_BYTES], d[FMT_SPREAD_BYTES];
 
@@ -146,8 +146,10 @@ static void print_sweep(const struct run_set *s, FILE *f)
 		if (k->workload != workload || k->iteration != iteration) {
 			workload = k->workload;
 			iteration = k->iteration;
-			fprintf(f, "\n%s: Iteration %u%s, median of %u runs\n\n",
-				s->label, iteration, flat ? " (flat)" : "", s->n);
+			fprintf(f, "\n%s: Iteration %u%s%s%s, median of %u runs\n\n",
+				s->label, iteration, flat ? " (" : "",
+				flat ? sweep_workload_name(workload) : "",
+				flat ? ")" : "", s->n);
 			fprintf(f, "     time (seconds)\n");
 			fprintf(f,
 				flat ? " MiB  touch  | touch [min-max]\n"

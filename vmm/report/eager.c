@@ -10,16 +10,19 @@ void eager_report(const struct eager *e, FILE *f)
 		return;
 	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB of guest RAM in %.3f s",
 		eager_strategy_name(x.strategy),
-		x.strategy == EAGER_PREFAULT ? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
-					     : " (MADV_POPULATE_WRITE)",
+		x.strategy == EAGER_PREFAULT
+			? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
+			: " (MADV_POPULATE_WRITE)",
 		x.requested == EAGER_AUTO
-			? (x.pre_fault_here ? " [auto]" : " [auto: no KVM_PRE_FAULT_MEMORY here]")
+			? (x.pre_fault_here ? " [auto]"
+					    : " [auto: no KVM_PRE_FAULT_MEMORY here]")
 			: "",
 		x.nthreads, x.nthreads == 1 ? "" : "s",
 		x.on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
 		(double)x.total_bytes / BYTES_PER_GIB, x.seconds);
 	if (x.populated >= 0)
-		fprintf(f, ": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
+		fprintf(f,
+			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
 			(double)x.populated / BYTES_PER_GIB,
 			gib_per_s((double)x.populated, x.seconds),
 			(double)x.resident_before / BYTES_PER_GIB);
@@ -30,9 +33,11 @@ void eager_report(const struct eager *e, FILE *f)
 			(double)t.bytes / BYTES_PER_GIB, (unsigned long long)t.gpa,
 			t.t1 - t.t0);
 		if (x.strategy == EAGER_PREFAULT)
-			fprintf(f, ", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
+			fprintf(f,
+				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
 				t.vcpu, t.pf.calls, t.pf.retries);
-		fprintf(f, "%s\n", t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
+		fprintf(f, "%s\n",
+			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
 }
 
@@ -53,7 +58,8 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 		json_i64(j, "resident_bytes_after", x.resident_after);
 		json_i64(j, "populated_bytes", x.populated);
 		json_double(j, "populated_gib_per_s",
-			    x.populated >= 0 ? gib_per_s((double)x.populated, x.seconds) : 0);
+			    x.populated >= 0 ? gib_per_s((double)x.populated, x.seconds)
+					     : 0);
 		json_begin_array(j, "per_thread");
 		for (unsigned i = 0; !eager_thread(e, i, &t); i++) {
 			json_begin_object(j, NULL);

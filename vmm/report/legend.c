@@ -16,7 +16,7 @@ const struct legend_row legend[] = {
 	{ LEGEND_SWEEP, "munmap",
 	  "seconds of the guest's munmap call afterwards (outside OSv's timed region)" },
 	{ LEGEND_SWEEP, "touch",
-	  "flat: seconds of the touch loop over the firmware's direct map: no guest faults, so iteration 1 is the hypervisor's first touch alone" },
+	  "flat and perm: seconds of the touch loop over the firmware's direct map (perm: in its order): no guest faults, so iteration 1 is the hypervisor's first touch alone" },
 	{ LEGEND_TIMELINE, "phase",
 	  "named for the event that ends it; it runs from the end of the phase above" },
 	{ LEGEND_TIMELINE, "start",

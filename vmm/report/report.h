@@ -29,7 +29,8 @@ void json_string(struct json *j, const char *key, const char *s);
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v); /* non-finite: null */
-void json_ms(struct json *j, const char *key, double ms); /* negative (not measured): null */
+void json_ms(struct json *j, const char *key,
+	     double ms); /* negative (not measured): null */
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
 
@@ -75,6 +76,10 @@ void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_*
 void tables_sweep_batch(const struct records *r, size_t from, FILE *f);
 void tables_touch(const struct records *r, FILE *f);
 
+/* ---- progress.c: the touch frontier in the results file ------------------ */
+/* "touch_order" and "progress": each vCPU's first-pass points and its pass's order. */
+void progress_write_json(const struct run_view *r, struct json *j);
+
 /* ---- phases.c: the timeline as a table and in the results file ------------ */
 extern const char *const timeline_counters[]; /* the counters every table shows */
 extern const unsigned timeline_ncounters;
@@ -118,15 +123,15 @@ void verdict_write_json(const struct verdict *v, struct json *j);
 /* An experiment as the results file and the trace see it. */
 struct experiment_view {
 	const struct env *env;
-	unsigned planned;	   /* runs planned, warm-ups included */
-	unsigned done;		   /* runs that started */
-	unsigned repeat, warmup;   /* measured runs of each mode, warm-ups */
-	unsigned nmodes;	   /* 1, or 2 for --compare */
-	const char *kind;	   /* "repeat" or "compare" (planned > 1) */
+	unsigned planned;	       /* runs planned, warm-ups included */
+	unsigned done;		       /* runs that started */
+	unsigned repeat, warmup;       /* measured runs of each mode, warm-ups */
+	unsigned nmodes;	       /* 1, or 2 for --compare */
+	const char *kind;	       /* "repeat" or "compare" (planned > 1) */
 	const char *const *mode_label; /* nmodes */
-	const unsigned *mode;	   /* planned: each run's mode */
-	const int *is_warmup;	   /* planned */
-	const struct run_view *runs; /* done */
+	const unsigned *mode;	       /* planned: each run's mode */
+	const int *is_warmup;	       /* planned */
+	const struct run_view *runs;   /* done */
 	const struct verdict *verdict; /* NULL when there is none */
 	const int *fds, *threads;      /* done + 1: the process's, around each run */
 };

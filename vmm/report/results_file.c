@@ -141,6 +141,7 @@ static void run_members(const struct run_view *r, struct json *j)
 
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
+	progress_write_json(r, j);
 	run_summary(r, &s);
 	timeline_write_json(r->tl, &s, j);
 

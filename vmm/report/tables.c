@@ -9,13 +9,14 @@ static const char *secs(const struct records *res, char buf[FMT_BYTES],
 
 static void header(const struct mvm_rec_sweep *t, int first, FILE *f)
 {
-	int flat = t->workload == MVM_WL_FLAT;
+	int flat = t->workload != MVM_WL_SWEEP; /* flat, perm: one column, touch */
 
 	if (first)
 		fprintf(f,
 			"\n(time = the touch loop only, as OSv's benchmark times it; mmap and munmap are timed apart; populate = the guest's mmap(MAP_POPULATE), not --eager)\n");
-	fprintf(f, "\nIteration %u%s\n\n", t->iteration,
-		flat ? " (flat: direct-mapped, no guest faults)" : "");
+	fprintf(f, "\nIteration %u%s%s%s\n\n", t->iteration, flat ? " (" : "",
+		flat ? sweep_workload_name(t->workload) : "",
+		flat ? ": direct-mapped, no guest faults)" : "");
 	fprintf(f, "     time (seconds)\n");
 	fprintf(f,
 		flat ? " MiB  touch\n"
@@ -38,7 +39,7 @@ void tables_sweep_batch(const struct records *res, size_t from, FILE *f)
 		parallel |= all[i].vcpu == MVM_VCPU_ALL;
 	for (size_t i = from; i < n; i++) {
 		const struct mvm_rec_sweep *t = &all[i], *dm;
-		int flat = t->workload == MVM_WL_FLAT, started = 0;
+		int flat = t->workload != MVM_WL_SWEEP, started = 0;
 		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES],
 			g[FMT_BYTES], seed[3 * FMT_BYTES];
 

@@ -45,7 +45,8 @@ void verdict_print(const struct verdict *v, FILE *f)
 	if (v->break_even.n) {
 		fprintf(f,
 			"  break-even: eager pays off once the guest touches %s%% of its %.0f MiB",
-			fmt_value(x, v->break_even.median * 100, 1), v->ram_bytes / BYTES_PER_MIB);
+			fmt_value(x, v->break_even.median * 100, 1),
+			v->ram_bytes / BYTES_PER_MIB);
 		if (v->break_even.n > 1)
 			fprintf(f, " (%s%%-%.1f%% over %u pairs)",
 				fmt_value(a, v->break_even.min * 100, 1),
