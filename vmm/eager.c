@@ -67,6 +67,8 @@ struct eager {
 	double t_start, t_end;
 	/* Guest RAM resident on the host (mincore) before and after: what eager itself did. */
 	int64_t resident_before, resident_after;
+	struct mm_roofline *roof; /* --roofline, and its ceiling for this population */
+	struct mm_ceiling ceil;
 };
 
 enum eager_strategy eager_strategy(const struct eager *e)
@@ -132,6 +134,7 @@ void eager_free(struct eager *e)
 {
 	if (!e)
 		return;
+	mm_roofline_free(e->roof);
 	free(e->th);
 	free(e);
 }
@@ -169,7 +172,8 @@ int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char
 	}
 	/* hugetlb pools were reserved by the mapping itself: mm_ram_create checked them. */
 	if (!vm->ram.backend->hugetlb_sysfs) {
-		r = mm_ram_check_capacity(vm->ram.backend, vm->ram.size, err, errlen);
+		r = mm_ram_check_capacity(vm->ram.backend, vm->ram.size, vm->ram.file,
+					  err, errlen);
 		if (r)
 			goto fail;
 	}
@@ -186,6 +190,17 @@ int eager_plan(const struct config *cfg, struct vm *vm, struct eager **out, char
 		goto fail;
 	}
 	e->total_bytes = vm->ram.size;
+	if (cfg->roofline_path) {
+		/* A file's allocated pages cost page tables only: the "map" ceiling. */
+		r = mm_roofline_load(cfg->roofline_path, &e->roof, err, errlen);
+		if (r) {
+			*out = NULL;
+			goto fail;
+		}
+		mm_roofline_ceiling(
+			e->roof, vm->ram.backend->name, e->nthreads, e->total_bytes,
+			vm->ram.file ? vm->ram.file->allocated_before : 0, &e->ceil);
+	}
 	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
 	e->progress_bar = !cfg->quiet && isatty(STDERR_FILENO) &&
 			  e->total_bytes > PROGRESS_MIN_BYTES;
@@ -379,6 +394,13 @@ int eager_span(const struct eager *e, unsigned i, double *t0, double *t1, unsign
 	return 1;
 }
 
+void eager_predict_print(const struct eager *e, FILE *f)
+{
+	if (eager_host_side(e) && e->roof)
+		roofline_predict_print(&e->ceil, e->total_bytes, e->nthreads,
+				       e->vm->ram.backend->name, f);
+}
+
 void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 {
 	double secs = e->t_end - e->t_start;
@@ -416,6 +438,8 @@ void eager_report(const struct eager *e, const struct config *cfg, FILE *f)
 		fprintf(f, "%s\n",
 			t->fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
+	if (e->roof)
+		roofline_report(&e->ceil, gib_per_s((double)e->total_bytes, secs), f);
 }
 
 void eager_write_json(const struct eager *e, const struct config *cfg, struct json *j)
@@ -453,6 +477,11 @@ void eager_write_json(const struct eager *e, const struct config *cfg, struct js
 			json_end_object(j);
 		}
 		json_end_array(j);
+		if (e->roof)
+			roofline_write_json(
+				&e->ceil,
+				gib_per_s((double)e->total_bytes, e->t_end - e->t_start),
+				j);
 	}
 	json_begin_array(j, "fallbacks");
 	if (e && e->requested == EAGER_AUTO && !e->pre_fault_here)

@@ -176,6 +176,29 @@ static int set_backing(struct config *cfg, const char *arg)
 	if (!cfg->backing)
 		return bad("--backing %s: kinds are %s", arg,
 			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT));
+	cfg->backing_set = 1;
+	return 0;
+}
+
+static int set_mem_path(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--mem-path: an empty path");
+	cfg->mem_path = arg;
+	return 0;
+}
+
+static int set_reservoir(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--reservoir: an empty path");
+	cfg->reservoir = arg;
+	return 0;
+}
+
+static int set_roofline(struct config *cfg, const char *arg)
+{
+	cfg->roofline_path = arg;
 	return 0;
 }
 
@@ -299,9 +322,57 @@ static const struct opt {
 	  0,
 	  required_argument,
 	  "KIND",
-	  { "guest RAM backing (default anon):" },
+	  { "guest RAM backing (default anon; with --mem-path or",
+	    "--reservoir, what its file system holds):" },
 	  set_backing,
 	  list_backings,
+	  0 },
+	{ "mem-path",
+	  0,
+	  required_argument,
+	  "PATH",
+	  { "guest RAM is this file's pages, mapped shared: on",
+	    "hugetlbfs (2M/1G pages) or tmpfs (4K); a directory:",
+	    "an unlinked file of its own; locked while in use,",
+	    "never shrunk or deleted; keeps what the guest wrote" },
+	  set_mem_path,
+	  NULL,
+	  0 },
+	{ "mem-grow",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "create a missing --mem-path file, extend a short one" },
+	  NULL,
+	  NULL,
+	  FLAG(mem_grow) },
+	{ "mem-any-fs",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "allow a --mem-path file on a disk file system (its page",
+	    "cache, written back: guest RAM would measure the disk)" },
+	  NULL,
+	  NULL,
+	  FLAG(mem_any_fs) },
+	{ "reservoir",
+	  0,
+	  required_argument,
+	  "DIR",
+	  { "lease guest RAM from the pre-zeroed pool at DIR",
+	    "(scripts/reservoir create): no other VM shares it, and",
+	    "it is scrubbed in the background after the run" },
+	  set_reservoir,
+	  NULL,
+	  0 },
+	{ "roofline",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "rate --eager's populate against this machine's ceilings",
+	    "(build/bench/roofline's TSV) and predict long ones" },
+	  set_roofline,
+	  NULL,
 	  0 },
 	{ "trace",
 	  0,
@@ -552,6 +623,15 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			"--eager-threads sets host threads for populate and prefault; --eager=touch runs in the guest, one vCPU per slice (use --vcpus)");
 	if (cfg->eager_threads && cfg->eager == EAGER_NONE)
 		return bad("--eager-threads needs --eager (auto, populate or prefault)");
+	if (cfg->mem_path && cfg->reservoir)
+		return bad(
+			"--mem-path and --reservoir both say where guest RAM is: use one");
+	if ((cfg->mem_grow || cfg->mem_any_fs) && !cfg->mem_path)
+		return bad("--%s is about a --mem-path file: add --mem-path",
+			   cfg->mem_grow ? "mem-grow" : "mem-any-fs");
+	if (cfg->roofline_path && cfg->eager == EAGER_NONE)
+		return bad(
+			"--roofline rates eager population: add --eager (or --compare)");
 	if (cfg->mem_bytes % cfg->backing->page_bytes)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",

@@ -113,8 +113,14 @@ void run_write_members(const struct run *r, struct json *j)
 	json_begin_object(j, "config");
 	json_u64(j, "mem_bytes", cfg->mem_bytes);
 	json_u64(j, "vcpus", cfg->vcpus);
-	json_string(j, "backing", cfg->backing->name);
-	json_u64(j, "backing_page_bytes", cfg->backing->page_bytes);
+	json_string(j, "backing", ram_backing_name(&vm->ram, cfg));
+	json_u64(j, "backing_page_bytes", ram_backing_page_bytes(&vm->ram, cfg));
+	if (cfg->mem_path)
+		json_string(j, "mem_path", cfg->mem_path);
+	if (cfg->reservoir)
+		json_string(j, "reservoir", cfg->reservoir);
+	if (cfg->roofline_path)
+		json_string(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
 	json_string(j, "guest", cfg->guest_path);
 	json_begin_array(j, "guest_args");
@@ -124,6 +130,8 @@ void run_write_members(const struct run *r, struct json *j)
 	if (cfg->timeout_s > 0)
 		json_double(j, "timeout_s", cfg->timeout_s);
 	json_end_object(j);
+
+	ram_write_json(&vm->ram, cfg, j);
 
 	if (cfg->eager != EAGER_NONE) {
 		json_begin_object(j, "eager");

@@ -224,7 +224,11 @@ static int setup(struct run *r)
 {
 	const struct config *cfg = r->cfg;
 	struct vm *vm = &r->vm;
-	char err[256];
+	const struct mm_file_request file = { .path = cfg->mem_path,
+					      .reservoir = cfg->reservoir,
+					      .grow = cfg->mem_grow,
+					      .any_fs = cfg->mem_any_fs };
+	char err[768];
 	int e;
 
 	timeline_mark_at(r->tl, "exec", r->t_exec, 0);
@@ -248,8 +252,21 @@ static int setup(struct run *r)
 			r, END_USAGE,
 			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
 			cfg->vcpus, vm->plat.max_vcpus);
-	if (mm_ram_create(&vm->ram, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
-		return setup_fail(r, END_HOST_ERROR, "guest RAM: %s", err);
+	/* A file's own file system decides the backing unless --backing says. */
+	e = mm_ram_create(&vm->ram,
+			  cfg->backing_set || !(cfg->mem_path || cfg->reservoir)
+				  ? cfg->backing
+				  : NULL,
+			  cfg->mem_bytes, &file, err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR,
+				  "guest RAM: %s", err);
+	if (vm->ram.file && vm->ram.file->disk)
+		fprintf(stderr,
+			"minivmm: WARNING: --mem-any-fs: guest RAM is page cache of %s (%s): written back to disk as the guest runs\n",
+			vm->ram.file->fs, vm->ram.file->path);
+	if (r->verbose)
+		ram_print(&vm->ram, stdout);
 	e = mm_memslot_register(vm->vm_fd, &vm->ram);
 	if (e)
 		return setup_fail(r, END_HOST_ERROR,
@@ -266,8 +283,12 @@ static int setup(struct run *r)
 			    vm->plat.tsc_khz); /* records are in guest TSC cycles */
 	timeline_mark(r->tl, "vcpus_created");
 	/* Before anything is populated: refuse what cannot be backed. */
-	if (eager_plan(cfg, vm, &r->eager, err, sizeof(err)))
-		return setup_fail(r, END_HOST_ERROR, "%s", err);
+	e = eager_plan(cfg, vm, &r->eager, err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR, "%s",
+				  err);
+	if (r->verbose)
+		eager_predict_print(r->eager, stdout);
 	e = run_register_devices(r);
 	if (e)
 		return setup_fail(r, END_HOST_ERROR, "devices: %s", strerror(-e));

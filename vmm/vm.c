@@ -78,6 +78,7 @@ void vm_teardown(struct vm *vm)
 
 void vm_free(struct vm *vm)
 {
+	mm_ram_free(&vm->ram);
 	free(vm->vcpus);
 	vm->vcpus = NULL;
 	vm->nvcpus = 0;

@@ -108,8 +108,14 @@ struct config {
 	enum eager_strategy eager; /* EAGER_NONE unless --eager */
 	unsigned eager_threads;	   /* 0: the vCPU threads do it */
 	const struct mm_backend *backing;
-	const char *trace_path; /* --trace: Chrome trace-event JSON */
-	int compare;		/* --compare: lazy, then eager, side by side */
+	int backing_set;       /* --backing given (else a file's file system decides) */
+	const char *mem_path;  /* --mem-path: guest RAM in this file (or directory) */
+	const char *reservoir; /* --reservoir: leased from the pool at this directory */
+	int mem_grow;	       /* --mem-grow */
+	int mem_any_fs;	       /* --mem-any-fs */
+	const char *roofline_path; /* --roofline: ceilings for the eager report */
+	const char *trace_path;	   /* --trace: Chrome trace-event JSON */
+	int compare;		   /* --compare: lazy, then eager, side by side */
 	unsigned repeat; /* --repeat: measured runs (of each mode with --compare) */
 	unsigned warmup; /* --warmup: runs before them, not counted */
 	int no_sandbox;	 /* --no-sandbox */
@@ -555,5 +561,23 @@ int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
 /* ---- trace.c: Chrome trace events for n runs (one process track each) ---- */
 void trace_write(struct json *j, const struct run *const *runs, const char *const *labels,
 		 int n);
+
+/* ---- guest RAM's file and the roofline, reported (ram_report.c, roofline_report.c) ---- */
+/* What guest RAM is (a file, a lease), for people. Nothing for fresh memory. */
+void ram_print(const struct guest_ram *ram, FILE *f);
+/* The results' "ram" object: where guest RAM came from and what it was. */
+void ram_write_json(const struct guest_ram *ram, const struct config *cfg,
+		    struct json *j);
+/* The backing that ran (or was asked for, before RAM existed), for config.backing. */
+const char *ram_backing_name(const struct guest_ram *ram, const struct config *cfg);
+uint64_t ram_backing_page_bytes(const struct guest_ram *ram,
+				const struct config *cfg); /* 0: auto */
+/* Before a long eager: the roofline's predicted time (nothing without one). */
+void roofline_predict_print(const struct mm_ceiling *c, uint64_t bytes, unsigned threads,
+			    const char *backing, FILE *f);
+/* After it: the measured rate as a percentage of the ceiling, or why there is none. */
+void roofline_report(const struct mm_ceiling *c, double gib_per_s, FILE *f);
+void roofline_write_json(const struct mm_ceiling *c, double gib_per_s, struct json *j);
+void eager_predict_print(const struct eager *e, FILE *f); /* eager.c, with --roofline */
 
 #endif /* MINIVMM_VMM_H */
