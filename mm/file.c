@@ -90,9 +90,9 @@ const struct mm_backend *mm_file_backing(long fs_magic, uint64_t fs_page_bytes,
 	else if (fs_magic == HUGETLBFS_MAGIC && asked->file_fs == HUGETLBFS_MAGIC)
 		snprintf(
 			err, errlen,
-			"--backing %s asks for %llu MiB pages; the file is on hugetlbfs with %llu MiB pages: use --backing %s, or a hugetlbfs mounted with -o pagesize=%lluM",
+			"--backing %s asks for %llu MiB pages; the file is on hugetlbfs with %llu MiB pages: use --backing %s, or a hugetlbfs mounted with -o pagesize=%s",
 			asked->name, MIB(asked->page_bytes), MIB(fs_page_bytes),
-			fits->name, MIB(asked->page_bytes));
+			fits->name, asked->page_bytes >= (1ULL << 30) ? "1G" : "2M");
 	else
 		snprintf(
 			err, errlen,

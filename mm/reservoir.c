@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,6 +256,7 @@ static void keeper(const char *dir, const struct mm_reservoir_info *info, int po
 	int fd, r, lo, hi;
 
 	setsid();
+	prctl(PR_SET_NAME, "mvm-keeper");
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGINT, SIG_IGN);
@@ -290,6 +293,38 @@ static void keeper(const char *dir, const struct mm_reservoir_info *info, int po
 	    state_io(fd, off / info->unit_bytes, len / info->unit_bytes, buf, 1, '0'))
 		_exit(1);
 	_exit(0);
+}
+
+/*
+ * Fork the keeper twice removed, so that init reaps it, not a minivmm that
+ * never waits for it: the middle child forks it, says its pid, exits. The
+ * keeper's pid, or -errno.
+ */
+static pid_t spawn_keeper(const char *dir, const struct mm_reservoir_info *info,
+			  int pool_fd, int rd, uint64_t off, uint64_t len)
+{
+	int said[2], status;
+	pid_t mid, k = -1;
+
+	if (pipe2(said, O_CLOEXEC))
+		return -errno;
+	fflush(NULL); /* the children must not write our buffered output again */
+	mid = fork();
+	if (mid == 0) {
+		k = fork();
+		if (k == 0)
+			keeper(dir, info, pool_fd, rd, off, len);
+		_exit(write(said[1], &k, sizeof(k)) == sizeof(k) && k > 0 ? 0 : 1);
+	}
+	close(said[1]);
+	if (mid < 0)
+		k = -errno;
+	else if (read(said[0], &k, sizeof(k)) != sizeof(k) || k <= 0)
+		k = -EAGAIN; /* the middle child could not fork */
+	close(said[0]);
+	if (mid > 0)
+		waitpid(mid, &status, 0);
+	return k;
 }
 
 /* A free range of size bytes: locked in pool_fd. 1 found, 0 none now, -errno. */
@@ -415,16 +450,13 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 			 strerror(-r));
 		goto fail;
 	}
-	fflush(NULL); /* the keeper must not write our buffered output again */
-	pid = fork();
+	pid = spawn_keeper(dir, info, pool_fd, pipefd[0], *off, size);
 	if (pid < 0) {
-		r = -errno;
-		snprintf(err, errlen, "--reservoir %s: fork of the lease's keeper: %s",
+		r = (int)pid;
+		snprintf(err, errlen, "--reservoir %s: starting the lease's keeper: %s",
 			 dir, strerror(-r));
 		goto fail; /* marked dirty: the next lessee scrubs it */
 	}
-	if (pid == 0)
-		keeper(dir, info, pool_fd, pipefd[0], *off, size);
 	close(pipefd[0]);
 	li->leased = 1;
 	li->keeper_pid = (int)pid;
