@@ -249,10 +249,20 @@ static int lock_range(int fd, const struct mm_file *f, uint64_t size, char *err,
 	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
 		return 0;
 	if (errno == EAGAIN || errno == EACCES) {
+		/* Say what the holder has: its range, not ours. */
+		fl = (struct flock){ .l_type = F_WRLCK,
+				     .l_whence = SEEK_SET,
+				     .l_start = (off_t)f->offset,
+				     .l_len = (off_t)size };
+		if (fcntl(fd, F_OFD_GETLK, &fl) || fl.l_type == F_UNLCK)
+			fl = (struct flock){ .l_start = (off_t)f->offset,
+					     .l_len = (off_t)size };
 		snprintf(
 			err, errlen,
 			"--mem-path %s: another process (a running minivmm?) holds [%llu, %llu) MiB of it: two VMs never share guest RAM",
-			f->path, MIB(f->offset), MIB(f->offset + size));
+			f->path, MIB((uint64_t)fl.l_start),
+			fl.l_len ? MIB((uint64_t)(fl.l_start + fl.l_len))
+				 : MIB(UINT64_MAX));
 		return -EBUSY;
 	}
 	snprintf(err, errlen, "--mem-path %s: locking it: %s", f->path, strerror(errno));
@@ -359,7 +369,7 @@ int mm_file_map(struct guest_ram *ram, const struct mm_backend *asked, uint64_t 
 		snprintf(f->lease.dir, sizeof(f->lease.dir), "%s", req->reservoir);
 		fd = mm_reservoir_lease(req->reservoir, size, &f->offset, &f->lease,
 					&info, err, errlen);
-		mm_reservoir_path(f->path, sizeof(f->path), req->reservoir, "pool/mem");
+		mm_reservoir_path(f->path, sizeof(f->path), f->lease.dir, "pool/mem");
 	} else {
 		snprintf(f->path, sizeof(f->path), "%s", req->path);
 		if (is_reservoir_pool(req->path)) {

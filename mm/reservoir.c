@@ -368,16 +368,20 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 		       struct mm_lease_info *li, struct mm_reservoir_info *info,
 		       char *err, size_t errlen)
 {
-	char path[MM_PATH_BYTES + 32], buf[STATE_CHUNK];
+	char path[MM_PATH_BYTES + 32], buf[STATE_CHUNK], abs_dir[MM_PATH_BYTES];
 	int pool_fd = -1, state_fd = -1, pipefd[2] = { -1, -1 }, said = 0, r;
 	double t0 = mono_s();
 	unsigned running, scrubbing;
 	struct mm_scrub st;
 	pid_t pid;
 
+	/* The keeper works from "/": every path it is given is absolute. */
+	if (realpath(dir, abs_dir))
+		dir = abs_dir;
 	r = mm_reservoir_info_read(dir, info, err, errlen);
 	if (r)
 		return r;
+	snprintf(li->dir, sizeof(li->dir), "%s", dir);
 	if (size > info->bytes || size % info->unit_bytes) {
 		snprintf(
 			err, errlen,

@@ -621,6 +621,7 @@ int main(int argc, char **argv)
 {
 	const char *dir = MM_RESERVOIR_DIR, *cmd, *page = "2m";
 	double wait_s = DEFAULT_WAIT_S;
+	char abs_dir[MM_PATH_BYTES];
 	uint64_t size = 0;
 	int all = 0;
 
@@ -651,8 +652,13 @@ int main(int argc, char **argv)
 			return usage(NULL);
 		}
 	}
-	if (!*dir || dir[0] != '/')
-		return usage("--dir: an absolute path");
+	if (!*dir)
+		return usage("--dir: an empty path");
+	/* Absolute from here on: the keepers that minivmm forks work from "/". */
+	if (!strcmp(cmd, "create") && mkdir_p(dir) == 0 && realpath(dir, abs_dir))
+		dir = abs_dir;
+	else if (strcmp(cmd, "create") && realpath(dir, abs_dir))
+		dir = abs_dir;
 	if (!strcmp(cmd, "create")) {
 		const struct mm_backend *b =
 			!strcmp(page, "4k")   ? &mm_backends[MM_MEMFD]

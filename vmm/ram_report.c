@@ -45,6 +45,8 @@ void ram_print(const struct guest_ram *ram, FILE *f)
 				   : " (at most: its file system does not say where)");
 	if (m->grew)
 		fprintf(f, "; grown from %llu MiB", MIB(m->file_bytes_before));
+	if (!m->lease.leased && !m->tmpfile && m->allocated_before)
+		fprintf(f, " (the guest starts with what it holds: not zeroed)");
 	fputc('\n', f);
 	if (m->lease.leased) {
 		fprintf(f, "  lease: keeper pid %d scrubs it once the run ends",

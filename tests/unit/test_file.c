@@ -28,8 +28,10 @@ void test_file_backing(void)
 	      bk("hugetlb2m"));
 	CHECK(mm_file_backing(HUGETLBFS_MAGIC, MB(1024), NULL, 0, err, sizeof(err)) ==
 	      bk("hugetlb1g"));
-	CHECK(mm_file_backing(TMPFS_MAGIC, 4096, NULL, 0, err, sizeof(err)) == bk("memfd"));
-	CHECK(mm_file_backing(HUGETLBFS_MAGIC, 64 << 10, NULL, 0, err, sizeof(err)) == NULL);
+	CHECK(mm_file_backing(TMPFS_MAGIC, 4096, NULL, 0, err, sizeof(err)) ==
+	      bk("memfd"));
+	CHECK(mm_file_backing(HUGETLBFS_MAGIC, 64 << 10, NULL, 0, err, sizeof(err)) ==
+	      NULL);
 	CHECK_STR_CONTAINS(err, "64 KiB pages");
 	/* A disk file system: refused unless asked, then its page cache (4 KiB, shared). */
 	CHECK(mm_file_backing(EXT4_SUPER_MAGIC, 4096, NULL, 0, err, sizeof(err)) == NULL);
@@ -38,18 +40,22 @@ void test_file_backing(void)
 	CHECK(mm_file_backing(EXT4_SUPER_MAGIC, 4096, NULL, 1, err, sizeof(err)) ==
 	      bk("memfd"));
 	/* --backing must agree with the file system. */
-	CHECK(mm_file_backing(HUGETLBFS_MAGIC, MB(2), bk("hugetlb2m"), 0, err, sizeof(err)) ==
-	      bk("hugetlb2m"));
-	CHECK(mm_file_backing(HUGETLBFS_MAGIC, MB(2), bk("hugetlb1g"), 0, err, sizeof(err)) ==
+	CHECK(mm_file_backing(HUGETLBFS_MAGIC, MB(2), bk("hugetlb2m"), 0, err,
+			      sizeof(err)) == bk("hugetlb2m"));
+	CHECK(mm_file_backing(HUGETLBFS_MAGIC, MB(2), bk("hugetlb1g"), 0, err,
+			      sizeof(err)) == NULL);
+	CHECK_STR_CONTAINS(err,
+			   "1024 MiB pages; the file is on hugetlbfs with 2 MiB pages");
+	CHECK(mm_file_backing(TMPFS_MAGIC, 4096, bk("anon"), 0, err, sizeof(err)) ==
 	      NULL);
-	CHECK_STR_CONTAINS(err, "1024 MiB pages; the file is on hugetlbfs with 2 MiB pages");
-	CHECK(mm_file_backing(TMPFS_MAGIC, 4096, bk("anon"), 0, err, sizeof(err)) == NULL);
 	CHECK_STR_CONTAINS(err, "private anonymous");
-	CHECK(mm_file_backing(TMPFS_MAGIC, 4096, bk("hugetlb2m"), 0, err, sizeof(err)) == NULL);
+	CHECK(mm_file_backing(TMPFS_MAGIC, 4096, bk("hugetlb2m"), 0, err, sizeof(err)) ==
+	      NULL);
 	CHECK_STR_CONTAINS(err, "the file is on tmpfs");
 	CHECK(mm_file_backing(HUGETLBFS_MAGIC, MB(2), bk("memfd"), 0, err, sizeof(err)) ==
 	      NULL);
-	CHECK(!strcmp(mm_fs_name(TMPFS_MAGIC), "tmpfs") && !strcmp(mm_fs_name(0x1234), "other"));
+	CHECK(!strcmp(mm_fs_name(TMPFS_MAGIC), "tmpfs") &&
+	      !strcmp(mm_fs_name(0x1234), "other"));
 }
 
 void test_capacity_file(void)
@@ -60,9 +66,11 @@ void test_capacity_file(void)
 	/* A file whose range is allocated already needs nothing more, however large. */
 	CHECK(mm_ram_check_capacity(bk("memfd"), 1ULL << 40, &f, err, sizeof(err)) == 0);
 	f.held_before = 0;
-	CHECK(mm_ram_check_capacity(bk("memfd"), 1ULL << 40, &f, err, sizeof(err)) == -ENOMEM);
+	CHECK(mm_ram_check_capacity(bk("memfd"), 1ULL << 40, &f, err, sizeof(err)) ==
+	      -ENOMEM);
 	CHECK_STR_CONTAINS(err, "the file's unallocated part");
-	CHECK(mm_ram_check_capacity(bk("memfd"), 1ULL << 40, NULL, err, sizeof(err)) == -ENOMEM);
+	CHECK(mm_ram_check_capacity(bk("memfd"), 1ULL << 40, NULL, err, sizeof(err)) ==
+	      -ENOMEM);
 }
 
 /* A --mem-path file on tmpfs (/dev/shm): sized, locked, counted, refused when short. */
@@ -143,8 +151,10 @@ static void wait_unleased(const char *pool)
 void test_reservoir_lease(void)
 {
 	char dir[64], path[128], err[768];
-	struct mm_reservoir_info info = { .bytes = MB(8), .page_bytes = 4096,
-					  .unit_bytes = MB(2), .backing = "memfd" };
+	struct mm_reservoir_info info = { .bytes = MB(8),
+					  .page_bytes = 4096,
+					  .unit_bytes = MB(2),
+					  .backing = "memfd" };
 	struct mm_reservoir_info got;
 	struct mm_file_request req = { 0 };
 	struct guest_ram a, b;
@@ -159,7 +169,8 @@ void test_reservoir_lease(void)
 	CHECK(mkdir(path, 0700) == 0);
 	CHECK(mm_reservoir_info_write(dir, &info) == 0);
 	CHECK(mm_reservoir_info_read(dir, &got, err, sizeof(err)) == 0);
-	CHECK(got.bytes == MB(8) && got.unit_bytes == MB(2) && !strcmp(got.backing, "memfd"));
+	CHECK(got.bytes == MB(8) && got.unit_bytes == MB(2) &&
+	      !strcmp(got.backing, "memfd"));
 	snprintf(path, sizeof(path), "%s/state", dir);
 	fd = open(path, O_RDWR | O_CREAT, 0600);
 	CHECK(fd >= 0 && write(fd, "0000", 4) == 4);
@@ -171,7 +182,8 @@ void test_reservoir_lease(void)
 
 	/* Two lessees get ranges of their own; a third finds none. */
 	CHECK(mm_ram_create(&a, NULL, MB(4), &req, err, sizeof(err)) == 0);
-	CHECK(a.file->lease.leased && a.file->offset == 0 && a.file->allocated_before == MB(4));
+	CHECK(a.file->lease.leased && a.file->offset == 0 &&
+	      a.file->allocated_before == MB(4));
 	CHECK(mm_ram_create(&b, NULL, MB(4), &req, err, sizeof(err)) == 0);
 	CHECK(b.file->offset == MB(4));
 	memset(a.hva, 0xa5, MB(4)); /* what the next lessee must never see */
@@ -196,7 +208,8 @@ void test_reservoir_lease(void)
 	mm_ram_destroy(&b);
 	mm_ram_free(&b);
 	CHECK(mm_ram_create(&b, NULL, MB(8), &req, err, sizeof(err)) == 0);
-	CHECK(b.file->lease.scrubbed_bytes == MB(8) && b.hva[MB(5)] == 0 && b.hva[0] == 0);
+	CHECK(b.file->lease.scrubbed_bytes == MB(8) && b.hva[MB(5)] == 0 &&
+	      b.hva[0] == 0);
 	mm_ram_destroy(&b);
 	mm_ram_free(&b);
 	mm_ram_free(&a);
@@ -231,7 +244,8 @@ void test_roofline(void)
 
 	CHECK(mm_roofline_parse(text, &r, err, sizeof(err)) == 0);
 	mm_roofline_ceiling(r, "anon", 2, 1ULL << 30, 0, &c);
-	CHECK(c.found && !strcmp(c.op, "clear") && c.gib_per_s == 4.0 && c.predicted_s == 0.25);
+	CHECK(c.found && !strcmp(c.op, "clear") && c.gib_per_s == 4.0 &&
+	      c.predicted_s == 0.25);
 	/* Pre-zeroed: page tables only. */
 	mm_roofline_ceiling(r, "hugetlb2m", 1, 2ULL << 30, 2ULL << 30, &c);
 	CHECK(c.found && !strcmp(c.op, "map") && c.predicted_s == 0.002);
@@ -248,23 +262,27 @@ void test_roofline(void)
 	mm_roofline_free(r);
 	CHECK(mm_roofline_parse("backing\top\n", &r, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "header lacks");
-	CHECK(mm_roofline_parse("backing\top\tthreads\tgib_per_s\nanon\tclear\t1\t-3\n", &r, err,
-				sizeof(err)) == -EINVAL);
+	CHECK(mm_roofline_parse("backing\top\tthreads\tgib_per_s\nanon\tclear\t1\t-3\n",
+				&r, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "line 2");
-	CHECK(mm_roofline_parse("backing\top\tthreads\tgib_per_s\nanon\tclear\tx\t3\n", &r, err,
-				sizeof(err)) == -EINVAL);
+	CHECK(mm_roofline_parse("backing\top\tthreads\tgib_per_s\nanon\tclear\tx\t3\n",
+				&r, err, sizeof(err)) == -EINVAL);
 	CHECK(mm_roofline_parse("# only\n", &r, err, sizeof(err)) == -EINVAL);
 }
 
 void test_file_options(void)
 {
 	struct config c;
-	char *v1[] = { "minivmm", "--mem-path", "/dev/shm/x", "--mem-grow", "g.bin", NULL };
-	char *v2[] = { "minivmm", "--mem-path", "/x", "--reservoir", "/y", "g.bin", NULL };
+	char *v1[] = {
+		"minivmm", "--mem-path", "/dev/shm/x", "--mem-grow", "g.bin", NULL
+	};
+	char *v2[] = {
+		"minivmm", "--mem-path", "/x", "--reservoir", "/y", "g.bin", NULL
+	};
 	char *v3[] = { "minivmm", "--mem-grow", "g.bin", NULL };
 	char *v4[] = { "minivmm", "--roofline", "r.tsv", "g.bin", NULL };
-	char *v5[] = { "minivmm", "--compare", "--roofline", "r.tsv", "--backing", "hugetlb2m",
-		       "--reservoir", "/y", "g.bin", NULL };
+	char *v5[] = { "minivmm",   "--compare",   "--roofline", "r.tsv", "--backing",
+		       "hugetlb2m", "--reservoir", "/y",	 "g.bin", NULL };
 
 	CHECK(options_parse(5, v1, &c) == 0 && c.mem_grow && !c.backing_set &&
 	      !strcmp(c.mem_path, "/dev/shm/x"));
