@@ -66,15 +66,16 @@ void ram_write_json(const struct guest_ram *ram, const struct config *cfg, struc
 	const struct mm_file *m = ram->file;
 
 	json_begin_object(j, "ram");
+	/* What was asked: also where guest RAM never came to exist. */
 	json_string(j, "source",
-		    !m		      ? "anonymous"
-		    : m->lease.leased ? "reservoir"
-				      : "file");
+		    cfg->reservoir  ? "reservoir"
+		    : cfg->mem_path ? "file"
+				    : "anonymous");
 	json_string(j, "backing", ram_backing_name(ram, cfg));
 	json_string(j, "backing_from",
-		    m && m->backing_inferred ? "file system"
-		    : cfg->backing_set	     ? "option"
-					     : "default");
+		    cfg->backing_set		      ? "option"
+		    : cfg->reservoir || cfg->mem_path ? "file system"
+						      : "default");
 	if (m) {
 		json_begin_object(j, "file");
 		json_string(j, "path", m->path);
