@@ -247,13 +247,28 @@ static int scrub_dirty(const char *dir, int pool_fd, int state_fd,
  * waits for EOF on rd (the lessee let go, or died), scrubs the range, marks
  * it clean, logs the rate and exits, which ends the lease.
  */
+/* Close every fd but 0-2 and the n in keep[] (sorted), without stdio or malloc. */
+static void close_all_but(const int *keep, int n)
+{
+	unsigned from = 3;
+
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > from)
+			close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
 static void keeper(const char *dir, const struct mm_reservoir_info *info, int pool_fd,
-		   int rd, uint64_t off, uint64_t len)
+		   int rd, int ready, uint64_t off, uint64_t len)
 {
 	char path[MM_PATH_BYTES + 32], buf[STATE_CHUNK], c;
+	int keep[3] = { pool_fd, rd, ready };
 	struct mm_scrub st;
 	sigset_t none;
-	int fd, r, lo, hi;
+	pid_t me;
+	int fd, r;
 
 	setsid();
 	prctl(PR_SET_NAME, "mvm-keeper");
@@ -268,13 +283,23 @@ static void keeper(const char *dir, const struct mm_reservoir_info *info, int po
 			dup2(fd, i);
 	/*
 	 * Nothing else of minivmm's stays open in here: not its KVM fds or
-	 * results file, and not the pipe's write end, or EOF would never come.
+	 * results file, not the pipe's write end (or EOF would never come),
+	 * and not the lessee's in-use lock (or the range would look in use
+	 * after the lessee let go). The lessee waits for `ready` until then.
 	 */
-	lo = pool_fd < rd ? pool_fd : rd;
-	hi = pool_fd < rd ? rd : pool_fd;
-	close_range(3, (unsigned)lo - 1, 0);
-	close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0U, 0);
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	close_all_but(keep, 3);
+	me = getpid();
+	if (write(ready, &me, sizeof(me)) != sizeof(me))
+		_exit(1);
+	close(ready);
 	if (chdir("/"))
 		_exit(1);
 	for (;;) {
@@ -297,8 +322,9 @@ static void keeper(const char *dir, const struct mm_reservoir_info *info, int po
 
 /*
  * Fork the keeper twice removed, so that init reaps it, not a minivmm that
- * never waits for it: the middle child forks it, says its pid, exits. The
- * keeper's pid, or -errno.
+ * never waits for it: the middle child forks it and exits. The lessee waits
+ * until the keeper holds nothing but its own fds: then it sends its pid.
+ * The keeper's pid, or -errno.
  */
 static pid_t spawn_keeper(const char *dir, const struct mm_reservoir_info *info,
 			  int pool_fd, int rd, uint64_t off, uint64_t len)
@@ -313,14 +339,15 @@ static pid_t spawn_keeper(const char *dir, const struct mm_reservoir_info *info,
 	if (mid == 0) {
 		k = fork();
 		if (k == 0)
-			keeper(dir, info, pool_fd, rd, off, len);
-		_exit(write(said[1], &k, sizeof(k)) == sizeof(k) && k > 0 ? 0 : 1);
+			keeper(dir, info, pool_fd, rd, said[1], off, len);
+		_exit(k > 0 ? 0 : 1);
 	}
 	close(said[1]);
 	if (mid < 0)
 		k = -errno;
+	/* EOF instead: no keeper, or it died before it was ready (the range stays dirty). */
 	else if (read(said[0], &k, sizeof(k)) != sizeof(k) || k <= 0)
-		k = -EAGAIN; /* the middle child could not fork */
+		k = -ECHILD;
 	close(said[0]);
 	if (mid > 0)
 		waitpid(mid, &status, 0);
