@@ -632,6 +632,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if (cfg->roofline_path && cfg->eager == EAGER_NONE)
 		return bad(
 			"--roofline rates eager population: add --eager (or --compare)");
+	if (cfg->roofline_path && cfg->eager == EAGER_TOUCH)
+		return bad(
+			"--roofline rates the host's populate; --eager=touch writes from inside the guest");
 	if (cfg->mem_bytes % cfg->backing->page_bytes)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",
