@@ -14,6 +14,7 @@ rv_mounts=""   # mount points, last first
 rv_cleanup() {
 	local p m
 	for p in $rv_bg; do kill -9 "$p" 2>/dev/null; done
+	for p in $rv_bg; do timeout 10 tail --pid="$p" -f /dev/null; done
 	rv_bg=""
 	for d in "$RV/res2m" "$RV/res4k"; do
 		grep -q " $d " /proc/mounts 2>/dev/null && $RES destroy --dir "$d" --wait 30 >/dev/null 2>&1
@@ -26,6 +27,7 @@ rv_cleanup() {
 	fi
 }
 trap rv_cleanup EXIT
+trap 'rv_cleanup; exit 130' INT TERM
 
 # rv_mount DIR TYPE OPTIONS: a mount of the tier's own, undone by rv_cleanup.
 rv_mount() {
@@ -265,4 +267,4 @@ else
 	[ -z "$(grep minivmm-test /proc/mounts)" ] && [ "$rv_added" = 0 ] && pass reservoir-tier-clean ||
 		fail reservoir-tier-clean "$(grep minivmm-test /proc/mounts)"
 fi
-trap - EXIT
+trap - EXIT INT TERM
