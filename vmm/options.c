@@ -635,6 +635,15 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if (cfg->roofline_path && cfg->eager == EAGER_TOUCH)
 		return bad(
 			"--roofline rates the host's populate; --eager=touch writes from inside the guest");
+	if (cfg->roofline_path) {
+		/* Read now too: a bad file is refused before any run (--compare's lazy one). */
+		struct mm_roofline *roof;
+		char why[MM_PATH_BYTES + 256];
+
+		if (mm_roofline_load(cfg->roofline_path, &roof, why, sizeof(why)))
+			return bad("%s", why);
+		mm_roofline_free(roof);
+	}
 	if (cfg->mem_bytes % cfg->backing->page_bytes)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",

@@ -306,15 +306,27 @@ void test_file_options(void)
 		"minivmm", "--mem-path", "/x", "--reservoir", "/y", "g.bin", NULL
 	};
 	char *v3[] = { "minivmm", "--mem-grow", "g.bin", NULL };
-	char *v4[] = { "minivmm", "--roofline", "r.tsv", "g.bin", NULL };
-	char *v5[] = { "minivmm",   "--compare",   "--roofline", "r.tsv", "--backing",
+	char roof[64];
+	char *v4[] = { "minivmm", "--roofline", roof, "g.bin", NULL };
+	char *v5[] = { "minivmm",   "--compare",   "--roofline", roof,	  "--backing",
 		       "hugetlb2m", "--reservoir", "/y",	 "g.bin", NULL };
+	char *v6[] = { "minivmm", "--eager", "--roofline", "/nonexistent/r.tsv",
+		       "g.bin",	  NULL };
+	FILE *f;
 
+	snprintf(roof, sizeof(roof), "/dev/shm/minivmm-unit-roof-%d", (int)getpid());
+	f = fopen(roof, "w");
+	CHECK(f &&
+	      fputs("backing\top\tthreads\tgib_per_s\nanon\tclear\t1\t2.5\n", f) >= 0);
+	if (f)
+		fclose(f);
 	CHECK(options_parse(5, v1, &c) == 0 && c.mem_grow && !c.backing_set &&
 	      !strcmp(c.mem_path, "/dev/shm/x"));
 	CHECK(options_parse(6, v2, &c) == -EINVAL);
 	CHECK(options_parse(3, v3, &c) == -EINVAL);
 	CHECK(options_parse(4, v4, &c) == -EINVAL);
 	CHECK(options_parse(9, v5, &c) == 0 && c.backing_set && c.eager == EAGER_AUTO &&
-	      !strcmp(c.reservoir, "/y") && !strcmp(c.roofline_path, "r.tsv"));
+	      !strcmp(c.reservoir, "/y") && !strcmp(c.roofline_path, roof));
+	CHECK(options_parse(5, v6, &c) == -EINVAL); /* refused before any run */
+	unlink(roof);
 }
