@@ -37,6 +37,7 @@ INC_firmware      := -Iinclude -Ifirmware
 INC_guest         := $(INC_firmware) -Iguest
 # A source file's room: its top folder, or vmm_SUB for the rooms inside vmm/.
 room = $(if $(and $(filter vmm,$(word 1,$(subst /, ,$(1)))),$(word 3,$(subst /, ,$(1)))),vmm_$(word 2,$(subst /, ,$(1))),$(word 1,$(subst /, ,$(1))))
+INC_scripts       := $(INC_mm)
 HOST_LDLIBS  := -lfdt -lseccomp -lpthread -lm
 ifeq ($(SAN),1)
 HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
@@ -81,7 +82,7 @@ VMM_LIB_OBJ  := $(filter-out build/host/vmm/main.o,$(VMM_OBJ))
 FW_SRC       := $(wildcard firmware/*.c firmware/*.S guest/*.c)
 FW_OBJ       := $(patsubst %,build/guest/%.o,$(basename $(FW_SRC)))
 
-all: check-deps minivmm guest/guest.bin
+all: check-deps minivmm guest/guest.bin scripts/reservoir
 
 # A readable message instead of a wall of compiler errors.
 check-deps:
@@ -110,6 +111,12 @@ endif
 minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 	$(say) LD $@
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
+
+# The reservoir tool: mm's lease and scrub code, no KVM (scripts/reservoir.c).
+MM_OBJ       := $(filter build/host/mm/%,$(VMM_OBJ))
+scripts/reservoir: build/host/scripts/reservoir.o $(MM_OBJ) $(FLAGS_STAMP)
+	$(say) LD $@
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ build/host/scripts/reservoir.o $(MM_OBJ) -lpthread
 
 build/host/%.o: %.c $(FLAGS_STAMP) | check-deps
 	@mkdir -p $(dir $@)
@@ -175,11 +182,12 @@ format:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 minivmm $(DESTDIR)$(BINDIR)/minivmm
+	install -m 0755 scripts/reservoir $(DESTDIR)$(BINDIR)/minivmm-reservoir
 	install -m 0644 guest/guest.bin $(DESTDIR)$(LIBEXECDIR)/guest.bin
 	install -m 0644 docs/minivmm.1 $(DESTDIR)$(MANDIR)/man1/minivmm.1
 
 clean:
-	rm -rf build minivmm guest/guest.bin tests/bin
+	rm -rf build minivmm guest/guest.bin scripts/reservoir tests/bin
 
 .PHONY: all check-deps deps run lint format install clean test
 -include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)

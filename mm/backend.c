@@ -2,6 +2,7 @@
 #include "mm.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <linux/mman.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -91,16 +92,19 @@ fail : {
 }
 }
 
+/* file_fs: the --mem-path files each maps (file.c); anon and thp are private memory. */
 const struct mm_backend mm_backends[] = {
-	{ MM_ANON, "anon", "anonymous, 4 KiB pages (the default)", 4096, NULL, map_anon },
+	{ MM_ANON, "anon", "anonymous, 4 KiB pages (the default)", 4096, NULL, map_anon,
+	  0 },
 	{ MM_THP, "thp", "anonymous with MADV_HUGEPAGE (2 MiB where it can)", SZ_2M, NULL,
-	  map_thp },
+	  map_thp, 0 },
 	{ MM_HUGETLB2M, "hugetlb2m", "hugetlbfs pool, 2 MiB pages", SZ_2M,
-	  "/sys/kernel/mm/hugepages/hugepages-2048kB", map_hugetlb2m },
+	  "/sys/kernel/mm/hugepages/hugepages-2048kB", map_hugetlb2m, HUGETLBFS_MAGIC },
 	{ MM_HUGETLB1G, "hugetlb1g", "hugetlbfs pool, 1 GiB pages (--mem in 1G)", SZ_1G,
-	  "/sys/kernel/mm/hugepages/hugepages-1048576kB", map_hugetlb1g },
-	{ MM_MEMFD, "memfd", "shared memory from memfd_create, 4 KiB pages", 4096, NULL,
-	  map_memfd },
+	  "/sys/kernel/mm/hugepages/hugepages-1048576kB", map_hugetlb1g,
+	  HUGETLBFS_MAGIC },
+	{ MM_MEMFD, "memfd", "shared memory, 4 KiB (memfd, or a tmpfs file)", 4096, NULL,
+	  map_memfd, TMPFS_MAGIC },
 };
 /* Deleting or adding a row without its enum value does not build. */
 _Static_assert(sizeof(mm_backends) / sizeof(mm_backends[0]) == MM_BACKING_COUNT,

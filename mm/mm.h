@@ -8,14 +8,17 @@
 #include "kvm_compat.h"
 
 struct mm_backend;
+struct mm_file;
+struct mm_file_request;
 
 struct guest_ram {
 	uint8_t *hva;	/* host mapping of guest-physical [0, size), page-aligned */
 	uint64_t size;	/* bytes */
 	void *map_base; /* what to munmap (may start below hva for alignment) */
 	uint64_t map_bytes;
-	int fd; /* memfd backing, or -1 */
+	int fd; /* memfd or --mem-path file backing, or -1 */
 	const struct mm_backend *backend;
+	struct mm_file *file; /* --mem-path / --reservoir: what the file is, else NULL */
 };
 
 /*
@@ -42,26 +45,43 @@ struct mm_backend {
 	const char *hugetlb_sysfs; /* pool directory for hugetlb backends, else NULL */
 	/* Map size bytes into ram (hva, map_base, map_bytes, fd). 0 or -errno. */
 	int (*map)(struct guest_ram *ram, uint64_t size);
+	/*
+	 * The file system (statfs f_type) whose files this backing maps with
+	 * --mem-path, MAP_SHARED (file.c); 0: none (private anonymous memory).
+	 */
+	long file_fs;
 };
 
 extern const struct mm_backend mm_backends[];
 const struct mm_backend *mm_backend_find(const char *name); /* NULL if unknown */
 
 /*
- * Map size bytes of guest RAM from backend b. Nothing is backed until
- * touched (hugetlb pools are reserved). Returns 0, or -errno with a
- * message in err; on failure nothing is left mapped.
+ * Map size bytes of guest RAM from backend b: fresh memory, or with file
+ * (not NULL, a path or a reservoir named) a file's pages mapped shared
+ * (file.c), where b may be NULL to take the file system's kind. Nothing is
+ * backed until touched (hugetlb pools are reserved). Returns 0, or -errno
+ * with a message in err: -EINVAL when the request does not fit (the
+ * options' fault: a usage error), anything else is the host's. On failure
+ * nothing is left mapped, locked or leased.
  */
 int mm_ram_create(struct guest_ram *ram, const struct mm_backend *b, uint64_t size,
-		  char *err, size_t errlen);
+		  const struct mm_file_request *file, char *err, size_t errlen);
+/*
+ * Unmap, close, end a lease (its range is scrubbed in the background). The
+ * backend and the file's description stay for the report until
+ * mm_ram_free(); the ram can be destroyed twice.
+ */
 void mm_ram_destroy(struct guest_ram *ram);
+void mm_ram_free(struct guest_ram *ram); /* after mm_ram_destroy: the description */
 
 /*
- * Can the host back size bytes with b right now (MemAvailable, or free pages
- * in the hugetlb pool)? 0, or -ENOMEM with the numbers in err.
+ * Can the host back the size bytes of b right now that are not backed yet
+ * (all of fresh memory; a file's holes, file NULL for fresh memory) from
+ * MemAvailable, or from free pages in the hugetlb pool? 0, or -ENOMEM with
+ * the numbers and what to type in err.
  */
-int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
-			  size_t errlen);
+int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
+			  const struct mm_file *file, char *err, size_t errlen);
 /* Field KEY ("MemTotal") in bytes from the text of /proc/meminfo; 0 when absent. */
 uint64_t mm_meminfo_bytes(const char *meminfo, const char *key);
 uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */
@@ -114,5 +134,170 @@ static inline void *mm_gpa_to_hva(const struct guest_ram *ram, uint64_t gpa, uin
 		return NULL;
 	return ram->hva + gpa;
 }
+
+/* ---- file.c: guest RAM in a file (--mem-path, --reservoir), mapped shared ---- */
+
+/* What mm_ram_create should map instead of fresh memory. */
+struct mm_file_request {
+	const char *path; /* a file, or a directory: an unlinked file of our own there */
+	const char
+		*reservoir; /* lease a range of the reservoir at this directory instead */
+	int grow;   /* create a missing file, extend a short one (never shrinks) */
+	int any_fs; /* allow a file on a disk file system (its page cache) */
+};
+
+#define MM_PATH_BYTES 4096
+
+/* The file that holds guest RAM, as the report and the results describe it. */
+struct mm_file {
+	char path[MM_PATH_BYTES];  /* the file (for a directory: the directory) */
+	char mount[MM_PATH_BYTES]; /* mount point of its file system, "" if unknown */
+	const char *fs;		   /* "hugetlbfs", "tmpfs", "ramfs", "ext4", ... */
+	long fs_magic;		   /* statfs f_type */
+	uint64_t fs_page_bytes;	   /* the pages it hands out (hugetlbfs: its page size) */
+	uint64_t offset;	   /* where guest-physical 0 is in the file */
+	uint64_t file_bytes_before;
+	/*
+	 * Bytes of [offset, offset + size) allocated before the run: pre-zeroed
+	 * or written, so populating them only builds page tables. Exact on
+	 * tmpfs (SEEK_DATA) and for a lease; on hugetlbfs, which does not say
+	 * where its pages are, min(size, the file's allocated bytes).
+	 */
+	uint64_t allocated_before;
+	int allocated_exact;
+	/*
+	 * Bytes of the range that need no more memory or space: allocated
+	 * zeroed or not (tmpfs's fallocate leaves pages to be cleared at their
+	 * first fault). The capacity checks use it.
+	 */
+	uint64_t held_before;
+	int backing_inferred; /* the backing came from the file system, not --backing */
+	int tmpfile;	      /* path was a directory: an unlinked file (O_TMPFILE) */
+	int grew;	      /* --mem-grow created or extended it */
+	int disk;	      /* on a disk file system (--mem-any-fs): page cache */
+	int locked;	      /* an OFD write lock on [offset, offset + size) is held */
+	struct mm_lease_info {
+		int leased; /* from a reservoir */
+		char dir[MM_PATH_BYTES];
+		int keeper_pid;	 /* scrubs the range once this process lets go */
+		double waited_s; /* for another lease's scrub to finish */
+		uint64_t
+			scrubbed_bytes; /* left dirty by an earlier lessee, scrubbed now */
+		double scrub_s;
+		int inuse_fd;  /* holds the in-use lock; -1 once ended */
+		int keeper_fd; /* the keeper reads EOF on it when we let go */
+	} lease;
+};
+
+/*
+ * The backing for a file on a file system of type fs_magic handing out
+ * fs_page_bytes pages: `asked` (--backing, may be NULL) if it fits, else
+ * the one that maps such files. NULL with the reason in err when they do
+ * not fit, or the file system cannot hold guest RAM (a disk file system
+ * without any_fs). Pure: unit-tested.
+ */
+const struct mm_backend *mm_file_backing(long fs_magic, uint64_t fs_page_bytes,
+					 const struct mm_backend *asked, int any_fs,
+					 char *err, size_t errlen);
+const char *mm_fs_name(long fs_magic); /* "ext4" for 0xEF53, ...; "other" if unknown */
+/* Map size bytes of req's file into ram (mm_ram_create's file path). As mm_ram_create. */
+int mm_file_map(struct guest_ram *ram, const struct mm_backend *asked, uint64_t size,
+		const struct mm_file_request *req, char *err, size_t errlen);
+void mm_file_unmap(struct guest_ram *ram); /* unmap, unlock, end the lease */
+
+/* ---- reservoir.c: a pool of pre-zeroed memory, leased in exclusive ranges ---- */
+/*
+ * DIR (default MM_RESERVOIR_DIR) is a small tmpfs holding reservoir.info,
+ * state (one byte per unit: '1' while a lessee's data may be in it) and
+ * scrub.log; DIR/pool is a hugetlbfs (or tmpfs for 4 KiB pages) mount
+ * holding the pool file DIR/pool/mem, allocated (and zeroed) up front.
+ * A lease is an OFD write lock on its range of the pool file, held by the
+ * lessee and by its keeper process (forked at lease time); a second OFD
+ * lock on the same range of the state file says a VM is running in it.
+ * When the lessee lets go (or dies), the keeper scrubs the range (punch a
+ * hole, allocate again: the kernel zeroes it), marks it clean, logs the
+ * rate and exits, which ends the lease.
+ */
+#define MM_RESERVOIR_DIR    "/run/minivmm/reservoir"
+#define MM_RESERVOIR_WAIT_S 120.0 /* for a range being scrubbed, at most */
+
+struct mm_reservoir_info {
+	uint64_t bytes, page_bytes, unit_bytes;
+	char backing[16];      /* the mm_backends name of its pages */
+	char pool_sysfs[160];  /* the hugetlb pool it grew, "" for 4 KiB */
+	long long pages_added; /* to nr_hugepages at create: destroy takes them back */
+	double create_s;       /* allocating and zeroing all of it */
+};
+
+struct mm_scrub {
+	uint64_t bytes;
+	double punch_s, alloc_s,
+		zero_s; /* zero_s: 4 KiB pools, which allocate unzeroed */
+};
+static inline double mm_scrub_seconds(const struct mm_scrub *s)
+{
+	return s->punch_s + s->alloc_s + s->zero_s;
+}
+
+/* DIR's reservoir.info. 0, or -errno (-ENOENT: no reservoir there) with err set. */
+int mm_reservoir_info_read(const char *dir, struct mm_reservoir_info *info, char *err,
+			   size_t errlen);
+int mm_reservoir_info_write(const char *dir, const struct mm_reservoir_info *info);
+/* "DIR/pool/mem" and friends. */
+void mm_reservoir_path(char *buf, size_t len, const char *dir, const char *name);
+/*
+ * Make [off, off + len) of the pool file fresh zeroed memory: punch the hole
+ * (the pages go back to their pool), allocate again (hugetlbfs zeroes each
+ * page as it allocates; tmpfs does not, so zero_pass maps and writes it).
+ * The caller holds the range's lease. 0 or -errno.
+ */
+int mm_reservoir_scrub(int pool_fd, uint64_t off, uint64_t len, int zero_pass,
+		       struct mm_scrub *st);
+/* Append a scrub to DIR/scrub.log (TSV: time who pid offset bytes seconds GiB/s result). */
+void mm_reservoir_log(const char *dir, const char *who, uint64_t off,
+		      const struct mm_scrub *st, int result);
+/*
+ * Lease size bytes: lock the first free range, scrub what an earlier lessee
+ * left dirty, mark it dirty, fork the keeper. Waits (up to
+ * MM_RESERVOIR_WAIT_S) when every free-able range is being scrubbed.
+ * Returns the pool file's fd (O_RDWR, holding the lease) and *off, or
+ * -errno with err set: -EBUSY when the reservoir is leased out, -EINVAL when
+ * size does not fit it. li describes the lease; mm_lease_end() ends it.
+ */
+int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
+		       struct mm_lease_info *li, struct mm_reservoir_info *info,
+		       char *err, size_t errlen);
+/* The lessee lets go (after munmap): the keeper scrubs, then the range is free. */
+void mm_lease_end(struct mm_lease_info *li);
+
+/* ---- roofline.c: this machine's populate ceilings (bench/roofline's TSV) ---- */
+struct mm_roofline;
+/* Read a roofline file. 0, or -EINVAL / -errno with the reason in err. */
+int mm_roofline_load(const char *path, struct mm_roofline **out, char *err,
+		     size_t errlen);
+int mm_roofline_parse(const char *text, struct mm_roofline **out, char *err,
+		      size_t errlen);
+void mm_roofline_free(struct mm_roofline *r);
+
+/*
+ * The ceiling for populating `bytes` of backing `backing` with `threads`
+ * threads, `prezeroed` of them allocated already: those cost page tables
+ * only (op "map"), the rest clearing (op "clear"). The combined ceiling is
+ * bytes over the predicted time. found = 0 (and why in missing) when the
+ * roofline has no row for what is needed.
+ */
+struct mm_ceiling {
+	int found;
+	const char *op;		/* "clear", "map" or "mixed" */
+	double clear_gib_per_s; /* 0 when not needed */
+	double map_gib_per_s;
+	double gib_per_s; /* bytes / predicted_s */
+	double predicted_s;
+	char missing[160];
+	char source[MM_PATH_BYTES]; /* the roofline file */
+};
+void mm_roofline_ceiling(const struct mm_roofline *r, const char *backing,
+			 unsigned threads, uint64_t bytes, uint64_t prezeroed,
+			 struct mm_ceiling *c);
 
 #endif /* MINIVMM_MM_H */

@@ -18,11 +18,13 @@ const struct mm_backend *mm_backend_find(const char *name)
 }
 
 int mm_ram_create(struct guest_ram *ram, const struct mm_backend *b, uint64_t size,
-		  char *err, size_t errlen)
+		  const struct mm_file_request *file, char *err, size_t errlen)
 {
 	int r;
 
 	*ram = (struct guest_ram){ .fd = -1, .backend = b };
+	if (file && (file->path || file->reservoir))
+		return mm_file_map(ram, b, size, file, err, errlen);
 	if (size % b->page_bytes) {
 		snprintf(err, errlen,
 			 "--backing %s: guest RAM must be a multiple of %llu MiB",
@@ -34,7 +36,7 @@ int mm_ram_create(struct guest_ram *ram, const struct mm_backend *b, uint64_t si
 		if (b->hugetlb_sysfs && r == -ENOMEM) {
 			char cap[256];
 
-			if (mm_ram_check_capacity(b, size, cap, sizeof(cap)))
+			if (mm_ram_check_capacity(b, size, NULL, cap, sizeof(cap)))
 				snprintf(err, errlen, "%s", cap);
 			else
 				snprintf(err, errlen,
@@ -53,11 +55,22 @@ int mm_ram_create(struct guest_ram *ram, const struct mm_backend *b, uint64_t si
 
 void mm_ram_destroy(struct guest_ram *ram)
 {
-	if (ram->map_base)
-		munmap(ram->map_base, ram->map_bytes);
-	if (ram->fd >= 0)
-		close(ram->fd);
-	*ram = (struct guest_ram){ .fd = -1 };
+	if (ram->file) {
+		mm_file_unmap(ram);
+	} else {
+		if (ram->map_base)
+			munmap(ram->map_base, ram->map_bytes);
+		if (ram->fd >= 0)
+			close(ram->fd);
+	}
+	/* What it was stays for the report: the backend, the file's description. */
+	*ram = (struct guest_ram){ .fd = -1, .backend = ram->backend, .file = ram->file };
+}
+
+void mm_ram_free(struct guest_ram *ram)
+{
+	free(ram->file);
+	ram->file = NULL;
 }
 
 uint64_t mm_meminfo_bytes(const char *meminfo, const char *key)
@@ -93,15 +106,20 @@ static int read_text(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
-			  size_t errlen)
+int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
+			  const struct mm_file *file, char *err, size_t errlen)
 {
 	char buf[4096], path[160];
 	uint64_t avail;
 
+	/* A file's allocated pages are backed already: only its holes need memory. */
+	if (file)
+		size -= file->held_before < size ? file->held_before : size;
+	if (!size)
+		return 0;
 	if (b->hugetlb_sysfs) {
 		unsigned long long free_pages = 0, resv = 0, total = 0;
-		unsigned long long need = size / b->page_bytes;
+		unsigned long long need = (size + b->page_bytes - 1) / b->page_bytes;
 
 		snprintf(path, sizeof(path), "%s/free_hugepages", b->hugetlb_sysfs);
 		if (read_text(path, buf, sizeof(buf)) == 0)
@@ -118,9 +136,10 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 			return 0;
 		snprintf(
 			err, errlen,
-			"--backing %s: the hugetlb pool has %llu free pages of %llu MiB, %llu needed; grow it with: echo %llu > %s/nr_hugepages",
+			"--backing %s: the hugetlb pool has %llu free pages of %llu MiB, %llu needed%s; grow it with: echo %llu > %s/nr_hugepages",
 			b->name, free_pages, (unsigned long long)(b->page_bytes >> 20),
-			need, total + need - free_pages, b->hugetlb_sysfs);
+			need, file ? " (the file's holes)" : "",
+			total + need - free_pages, b->hugetlb_sysfs);
 		return -ENOMEM;
 	}
 	if (read_text("/proc/meminfo", buf, sizeof(buf)))
@@ -130,8 +149,10 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size, char *err,
 		return 0;
 	snprintf(
 		err, errlen,
-		"cannot back %llu MiB of guest RAM up front: the host has %llu MiB available (MemAvailable)",
-		(unsigned long long)(size >> 20), (unsigned long long)(avail >> 20));
+		"cannot back %llu MiB of guest RAM up front%s: the host has %llu MiB available (MemAvailable)",
+		(unsigned long long)(size >> 20),
+		file ? " (the file's unallocated part)" : "",
+		(unsigned long long)(avail >> 20));
 	return -ENOMEM;
 }
 

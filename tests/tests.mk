@@ -24,7 +24,7 @@ tests/bin/%.raw: tests/raw/%.S
 
 TEST_RAW := $(patsubst tests/raw/%.S,tests/bin/%.raw,$(wildcard tests/raw/*.S))
 
-test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW)
+test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW) build/bench/roofline
 
 # --- the emulated-hardware rigs (tests/rig/run) ---------------------------------
 # minivmm linked statically (Debian ships libfdt.a and libseccomp.a) for the

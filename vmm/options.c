@@ -176,6 +176,29 @@ static int set_backing(struct config *cfg, const char *arg)
 	if (!cfg->vm.backing)
 		return bad("--backing %s: kinds are %s", arg,
 			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT));
+	cfg->vm.backing_set = 1;
+	return 0;
+}
+
+static int set_mem_path(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--mem-path: an empty path");
+	cfg->vm.mem_path = arg;
+	return 0;
+}
+
+static int set_reservoir(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--reservoir: an empty path");
+	cfg->vm.reservoir = arg;
+	return 0;
+}
+
+static int set_roofline(struct config *cfg, const char *arg)
+{
+	cfg->vm.roofline_path = arg;
 	return 0;
 }
 
@@ -241,6 +264,8 @@ FLAG(no_sandbox, no_sandbox)
 FLAG(quiet, quiet)
 FLAG(raw, vm.raw)
 FLAG(explain, explain)
+FLAG(mem_grow, vm.mem_grow)
+FLAG(mem_any_fs, vm.mem_any_fs)
 #undef FLAG
 
 /* Every option once: getopt's tables and --help are made from these rows. */
@@ -312,9 +337,57 @@ static const struct opt {
 	  0,
 	  required_argument,
 	  "KIND",
-	  { "guest RAM backing (default anon):" },
+	  { "guest RAM backing (default anon; with --mem-path or",
+	    "--reservoir, what its file system holds):" },
 	  set_backing,
 	  list_backings,
+	  NULL },
+	{ "mem-path",
+	  0,
+	  required_argument,
+	  "PATH",
+	  { "guest RAM is this file's pages, mapped shared: on",
+	    "hugetlbfs (2M/1G pages) or tmpfs (4K); a directory:",
+	    "an unlinked file of its own; locked while in use,",
+	    "never shrunk or deleted; keeps what the guest wrote" },
+	  set_mem_path,
+	  NULL,
+	  NULL },
+	{ "mem-grow",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "create a missing --mem-path file, extend a short one" },
+	  NULL,
+	  NULL,
+	  flag_mem_grow },
+	{ "mem-any-fs",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "allow a --mem-path file on a disk file system (its page",
+	    "cache, written back: guest RAM would measure the disk)" },
+	  NULL,
+	  NULL,
+	  flag_mem_any_fs },
+	{ "reservoir",
+	  0,
+	  required_argument,
+	  "DIR",
+	  { "lease guest RAM from the pre-zeroed pool at DIR",
+	    "(scripts/reservoir create): no other VM shares it, and",
+	    "it is scrubbed in the background after the run" },
+	  set_reservoir,
+	  NULL,
+	  NULL },
+	{ "roofline",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "rate --eager's populate against this machine's ceilings",
+	    "(build/bench/roofline's TSV) and predict long ones" },
+	  set_roofline,
+	  NULL,
 	  NULL },
 	{ "trace",
 	  0,
@@ -566,6 +639,27 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			"--eager-threads sets host threads for populate and prefault; --eager=touch runs in the guest, one vCPU per slice (use --vcpus)");
 	if (cfg->vm.eager_threads && cfg->vm.eager == EAGER_NONE)
 		return bad("--eager-threads needs --eager (auto, populate or prefault)");
+	if (cfg->vm.mem_path && cfg->vm.reservoir)
+		return bad(
+			"--mem-path and --reservoir both say where guest RAM is: use one");
+	if ((cfg->vm.mem_grow || cfg->vm.mem_any_fs) && !cfg->vm.mem_path)
+		return bad("--%s is about a --mem-path file: add --mem-path",
+			   cfg->vm.mem_grow ? "mem-grow" : "mem-any-fs");
+	if (cfg->vm.roofline_path && cfg->vm.eager == EAGER_NONE)
+		return bad(
+			"--roofline rates eager population: add --eager (or --compare)");
+	if (cfg->vm.roofline_path && cfg->vm.eager == EAGER_TOUCH)
+		return bad(
+			"--roofline rates the host's populate; --eager=touch writes from inside the guest");
+	if (cfg->vm.roofline_path) {
+		/* Read now too: a bad file is refused before any run (--compare's lazy one). */
+		struct mm_roofline *roof;
+		char why[MM_PATH_BYTES + 256];
+
+		if (mm_roofline_load(cfg->vm.roofline_path, &roof, why, sizeof(why)))
+			return bad("%s", why);
+		mm_roofline_free(roof);
+	}
 	if (cfg->vm.mem_bytes % cfg->vm.backing->page_bytes)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",

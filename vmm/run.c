@@ -253,7 +253,8 @@ static int setup(struct run *r)
 	const struct vm_config *cfg = &r->cfg->vm;
 	struct vm *vm = r->vm;
 	const struct platform *plat = vm_platform(vm);
-	char err[256];
+	struct guest_ram *ram;
+	char err[768];
 	int e;
 
 	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
@@ -277,8 +278,17 @@ static int setup(struct run *r)
 			r, END_USAGE,
 			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
 			cfg->vcpus, plat->max_vcpus);
-	if (vm_map_ram(vm, cfg->backing, cfg->mem_bytes, err, sizeof(err)))
-		return setup_fail(r, END_HOST_ERROR, "guest RAM: %s", err);
+	e = vm_map_ram(vm, cfg, err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR,
+				  "guest RAM: %s", err);
+	ram = vm_ram(vm);
+	if (ram->file && ram->file->disk)
+		fprintf(stderr,
+			"minivmm: WARNING: --mem-any-fs: guest RAM is page cache of %s (%s): written back to disk as the guest runs\n",
+			ram->file->fs, ram->file->path);
+	if (r->o.verbose)
+		ram_print(ram, stdout);
 	timeline_mark(r->tl, PHASE_RAM_MAPPED);
 	if (vm_create_vcpus(vm, cfg->vcpus, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
@@ -290,8 +300,12 @@ static int setup(struct run *r)
 	records_set_tsc_khz(r->rec, plat->tsc_khz); /* records are in guest TSC cycles */
 	timeline_mark(r->tl, PHASE_VCPUS_CREATED);
 	/* Before anything is populated: refuse what cannot be backed. */
-	if (eager_plan(cfg, vm, &r->eager, err, sizeof(err)))
-		return setup_fail(r, END_HOST_ERROR, "%s", err);
+	e = eager_plan(cfg, vm, &r->eager, err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR, "%s",
+				  err);
+	if (r->o.verbose)
+		eager_predict_print(r->eager, stdout);
 	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
 	r->progress_bar = eager_host_side(r->eager) && !r->cfg->quiet &&
 			  isatty(STDERR_FILENO) && cfg->mem_bytes > PROGRESS_MIN_BYTES;

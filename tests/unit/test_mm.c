@@ -72,17 +72,17 @@ void test_backends(void)
 		CHECK(mm_backend_find(mm_backends[i].name) == &mm_backends[i]);
 	}
 	CHECK(mm_backend_find("nosuch") == NULL);
-	CHECK(mm_ram_create(&ram, mm_backend_find("hugetlb1g"), 3ULL << 20, err,
+	CHECK(mm_ram_create(&ram, mm_backend_find("hugetlb1g"), 3ULL << 20, NULL, err,
 			    sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "multiple of 1024 MiB");
-	CHECK(mm_ram_create(&ram, mm_backend_find("memfd"), 8 << 20, err, sizeof(err)) ==
-	      0);
+	CHECK(mm_ram_create(&ram, mm_backend_find("memfd"), 8 << 20, NULL, err,
+			    sizeof(err)) == 0);
 	CHECK(ram.fd >= 0 && ram.size == 8 << 20 && ram.hva);
 	ram.hva[(8 << 20) - 1] = 1;
 	mm_ram_destroy(&ram);
 	CHECK(ram.fd == -1 && ram.hva == NULL);
-	CHECK(mm_ram_create(&ram, mm_backend_find("thp"), 8 << 20, err, sizeof(err)) ==
-	      0);
+	CHECK(mm_ram_create(&ram, mm_backend_find("thp"), 8 << 20, NULL, err,
+			    sizeof(err)) == 0);
 	CHECK(((uintptr_t)ram.hva & ((2 << 20) - 1)) == 0); /* aligned for huge pages */
 	mm_ram_destroy(&ram);
 }

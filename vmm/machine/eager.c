@@ -62,6 +62,8 @@ struct eager {
 	double t_start, t_end;
 	/* Guest RAM resident on the host (mincore) before and after: what eager itself did. */
 	int64_t resident_before, resident_after;
+	struct mm_roofline *roof; /* --roofline, and its ceiling for this population */
+	struct mm_ceiling ceil;
 };
 
 enum eager_strategy eager_strategy(const struct eager *e)
@@ -127,6 +129,7 @@ void eager_free(struct eager *e)
 {
 	if (!e)
 		return;
+	mm_roofline_free(e->roof);
 	free(e->th);
 	free(e);
 }
@@ -164,7 +167,8 @@ int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, c
 	}
 	/* hugetlb pools were reserved by the mapping itself: mm_ram_create checked them. */
 	if (!vm->ram.backend->hugetlb_sysfs) {
-		r = mm_ram_check_capacity(vm->ram.backend, vm->ram.size, err, errlen);
+		r = mm_ram_check_capacity(vm->ram.backend, vm->ram.size, vm->ram.file,
+					  err, errlen);
 		if (r)
 			goto fail;
 	}
@@ -181,6 +185,17 @@ int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, c
 		goto fail;
 	}
 	e->total_bytes = vm->ram.size;
+	if (cfg->roofline_path) {
+		/* A file's allocated pages cost page tables only: the "map" ceiling. */
+		r = mm_roofline_load(cfg->roofline_path, &e->roof, err, errlen);
+		if (r) {
+			*out = NULL;
+			goto fail;
+		}
+		mm_roofline_ceiling(
+			e->roof, vm->ram.backend->name, e->nthreads, e->total_bytes,
+			vm->ram.file ? vm->ram.file->allocated_before : 0, &e->ceil);
+	}
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 		uint64_t start, end;
@@ -389,7 +404,9 @@ int eager_facts(const struct eager *e, struct eager_facts *f)
 				   .seconds = e->t_end - e->t_start,
 				   .resident_before = e->resident_before,
 				   .resident_after = e->resident_after,
-				   .populated = populated(e) };
+				   .populated = populated(e),
+				   .backing = e->vm->ram.backend->name,
+				   .ceiling = e->roof ? &e->ceil : NULL };
 	for (unsigned i = 0; i < e->nthreads; i++)
 		f->fell_back |= e->th[i].fell_back;
 	return 0;

@@ -116,6 +116,12 @@ struct vm_config {
 	uint64_t mem_bytes;
 	unsigned vcpus;
 	const struct mm_backend *backing;
+	int backing_set;       /* --backing given (else a file's file system decides) */
+	const char *mem_path;  /* --mem-path: guest RAM in this file (or directory) */
+	const char *reservoir; /* --reservoir: leased from the pool at this directory */
+	int mem_grow;	       /* --mem-grow */
+	int mem_any_fs;	       /* --mem-any-fs */
+	const char *roofline_path; /* --roofline: ceilings for the eager report */
 	enum eager_strategy eager; /* EAGER_NONE unless --eager */
 	unsigned eager_threads;	   /* 0: the vCPU threads do it */
 	double timeout_s;	   /* 0: none */
@@ -162,9 +168,13 @@ struct vm *vm_new(int strict_io, int raw, const struct vm_hooks *hooks);
 int kvm_open(struct vm *vm, char *err, size_t errlen);
 int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
 void platform_detect(struct vm *vm);
-/* Map guest RAM and register it as memslot 0. 0, or -errno with err set. */
-int vm_map_ram(struct vm *vm, const struct mm_backend *b, uint64_t bytes, char *err,
-	       size_t errlen);
+/*
+ * Map guest RAM as cfg asks (fresh memory, a --mem-path file, a reservoir
+ * lease; a file's file system decides the backing unless --backing was
+ * given) and register it as memslot 0. 0, or -errno with err set: -EINVAL
+ * when the options do not fit the file.
+ */
+int vm_map_ram(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 /* The image's header: its entry point and limits, set before the vCPUs are made. */
 void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr);
 /* Create nvcpus vCPUs in their entry state. 0 or -errno with err set. */
@@ -176,6 +186,7 @@ void vm_free(struct vm *vm);
 /* What the rooms above read of a VM. */
 const struct platform *vm_platform(const struct vm *vm);
 struct guest_ram *vm_ram(struct vm *vm);
+const struct guest_ram *vm_ram_const(const struct vm *vm);  /* for readers */
 struct io_bus *vm_pio(struct vm *vm);			    /* to register devices on */
 const struct io_bus *vm_bus(const struct vm *vm, int mmio); /* port I/O (0) or MMIO (1) */
 int vm_fd(const struct vm *vm);
@@ -298,7 +309,10 @@ struct eager_facts {
 	double seconds;
 	int64_t resident_before, resident_after; /* mincore; -1 unknown */
 	int64_t populated;			 /* after - before, or -1 */
-	int fell_back; /* some thread wrote pages: no MADV_POPULATE_WRITE */
+	int fell_back;	     /* some thread wrote pages: no MADV_POPULATE_WRITE */
+	const char *backing; /* the backing it populated */
+	const struct mm_ceiling
+		*ceiling; /* --roofline: the ceiling it is held to, or NULL */
 };
 struct eager_thread_facts {
 	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through */

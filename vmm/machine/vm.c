@@ -26,10 +26,16 @@ struct vm *vm_new(int strict_io, int raw, const struct vm_hooks *hooks)
 	return vm;
 }
 
-int vm_map_ram(struct vm *vm, const struct mm_backend *b, uint64_t bytes, char *err,
-	       size_t errlen)
+int vm_map_ram(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
-	int e = mm_ram_create(&vm->ram, b, bytes, err, errlen);
+	const struct mm_file_request file = { .path = cfg->mem_path,
+					      .reservoir = cfg->reservoir,
+					      .grow = cfg->mem_grow,
+					      .any_fs = cfg->mem_any_fs };
+	int from_file = cfg->mem_path || cfg->reservoir;
+	int e = mm_ram_create(&vm->ram,
+			      cfg->backing_set || !from_file ? cfg->backing : NULL,
+			      cfg->mem_bytes, &file, err, errlen);
 
 	if (e)
 		return e;
@@ -109,6 +115,7 @@ void vm_free(struct vm *vm)
 {
 	if (!vm)
 		return;
+	mm_ram_free(&vm->ram);
 	free(vm->vcpus);
 	free(vm);
 }
@@ -119,6 +126,11 @@ const struct platform *vm_platform(const struct vm *vm)
 }
 
 struct guest_ram *vm_ram(struct vm *vm)
+{
+	return &vm->ram;
+}
+
+const struct guest_ram *vm_ram_const(const struct vm *vm)
 {
 	return &vm->ram;
 }

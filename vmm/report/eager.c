@@ -39,6 +39,18 @@ void eager_report(const struct eager *e, FILE *f)
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
+	if (x.ceiling)
+		roofline_report(x.ceiling, gib_per_s((double)x.total_bytes, x.seconds),
+				f);
+}
+
+void eager_predict_print(const struct eager *e, FILE *f)
+{
+	struct eager_facts x;
+
+	if (!eager_facts(e, &x) && x.ceiling)
+		roofline_predict_print(x.ceiling, x.total_bytes, x.nthreads, x.backing,
+				       f);
 }
 
 void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j)
@@ -76,6 +88,10 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 			json_end_object(j);
 		}
 		json_end_array(j);
+		if (x.ceiling)
+			roofline_write_json(x.ceiling,
+					    gib_per_s((double)x.total_bytes, x.seconds),
+					    j);
 	}
 	json_begin_array(j, "fallbacks");
 	if (host && x.requested == EAGER_AUTO && !x.pre_fault_here)

@@ -45,6 +45,8 @@ const struct legend_row legend[] = {
 	  "the strategy that ran (auto resolves to prefault or populate), its threads, the guest RAM it covered and the time" },
 	{ LEGEND_EAGER, "made resident",
 	  "host memory eager backed itself: resident (mincore) after minus before" },
+	{ LEGEND_EAGER, "roofline",
+	  "eager's rate (guest RAM covered over its time) as a percentage of this machine's ceiling for its backing and thread count (--roofline): clear for fresh pages, map for a file's pre-allocated ones" },
 	{ LEGEND_REPEAT, "median [min-max]",
 	  "over the measured runs of a mode (warm-ups left out), each column taken on its own" },
 	{ LEGEND_REPEAT, "IQR",

@@ -92,6 +92,27 @@ void eager_report(const struct eager *e, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
 void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j);
 
+/* ---- ram.c: where guest RAM came from (a file, a lease), reported ------- */
+/* What guest RAM is (a file, a lease), for people. Nothing for fresh memory. */
+void ram_print(const struct guest_ram *ram, FILE *f);
+/* The results' "ram" object: where guest RAM came from and what it was. */
+void ram_write_json(const struct guest_ram *ram, const struct vm_config *cfg,
+		    struct json *j);
+/* The backing that ran (or was asked for, before RAM existed), for config.backing. */
+const char *ram_backing_name(const struct guest_ram *ram, const struct vm_config *cfg);
+uint64_t ram_backing_page_bytes(const struct guest_ram *ram,
+				const struct vm_config *cfg); /* 0: auto */
+
+/* ---- roofline.c: eager populate against this machine's measured ceilings -- */
+/* Before a long eager: the roofline's predicted time (nothing without one). */
+void roofline_predict_print(const struct mm_ceiling *c, uint64_t bytes, unsigned threads,
+			    const char *backing, FILE *f);
+/* After it: the measured rate as a percentage of the ceiling, or why there is none. */
+void roofline_report(const struct mm_ceiling *c, double gib_per_s, FILE *f);
+void roofline_write_json(const struct mm_ceiling *c, double gib_per_s, struct json *j);
+/* With --roofline, before a long eager population: what it should take. */
+void eager_predict_print(const struct eager *e, FILE *f);
+
 /* ---- ending.c: how a run ended, for a person ------------------------------ */
 void platform_print(const struct platform *p, FILE *f);
 /*

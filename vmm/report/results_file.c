@@ -102,6 +102,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	const struct vm_config *cfg = r->cfg;
 	const struct vm *vm = r->vm;
 	const struct platform *plat = vm_platform(vm);
+	const struct guest_ram *ram = vm_ram_const(vm);
 	struct tl_summary s;
 
 	json_begin_object(j, "minivmm");
@@ -119,8 +120,14 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_begin_object(j, "config");
 	json_u64(j, "mem_bytes", cfg->mem_bytes);
 	json_u64(j, "vcpus", cfg->vcpus);
-	json_string(j, "backing", cfg->backing->name);
-	json_u64(j, "backing_page_bytes", cfg->backing->page_bytes);
+	json_string(j, "backing", ram_backing_name(ram, cfg));
+	json_u64(j, "backing_page_bytes", ram_backing_page_bytes(ram, cfg));
+	if (cfg->mem_path)
+		json_string(j, "mem_path", cfg->mem_path);
+	if (cfg->reservoir)
+		json_string(j, "reservoir", cfg->reservoir);
+	if (cfg->roofline_path)
+		json_string(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
 	json_string(j, "guest", cfg->guest_path);
 	json_begin_array(j, "guest_args");
@@ -130,6 +137,8 @@ static void run_members(const struct run_view *r, struct json *j)
 	if (cfg->timeout_s > 0)
 		json_double(j, "timeout_s", cfg->timeout_s);
 	json_end_object(j);
+
+	ram_write_json(ram, cfg, j);
 
 	if (cfg->eager != EAGER_NONE) {
 		json_begin_object(j, "eager");
