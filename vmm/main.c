@@ -89,6 +89,8 @@ int main(int argc, char **argv)
 	if (r)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
 	cfg.t_exec = t_exec;
+	if (cfg.check_touch_path)
+		return paging_check_touch(&cfg);
 	/*
 	 * Give stdout its buffer before any thread is sandboxed: glibc would
 	 * otherwise probe the stream on its first write (fstat, then isatty's

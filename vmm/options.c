@@ -205,6 +205,60 @@ static int set_warmup(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static const char *paging_name(unsigned i)
+{
+	return paging_kinds[i].name;
+}
+
+static int set_paging(struct config *cfg, const char *arg)
+{
+	char list[64];
+
+	for (unsigned i = 0; i < PAGING_KIND_COUNT; i++)
+		if (!strcmp(arg, paging_kinds[i].name)) {
+			cfg->paging = paging_kinds[i].id;
+			return 0;
+		}
+	return bad("--paging %s: kinds are %s", arg,
+		   names(list, sizeof(list), paging_name, 0, PAGING_KIND_COUNT));
+}
+
+static int set_uffd_threads(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 1024, &n) || n == 0)
+		return bad("--uffd-threads: '%s' is not a number from 1 to 1024", arg);
+	cfg->uffd_threads = (unsigned)n;
+	return 0;
+}
+
+#define UFFD_DELAY_MAX_US 1000000
+#define UFFD_DELAY_UNSET  UINT_MAX /* no --uffd-delay-us: 0, and no --paging uffd needed */
+
+static int set_uffd_delay(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, UFFD_DELAY_MAX_US, &n))
+		return bad("--uffd-delay-us: '%s' is not a number from 0 to %d", arg,
+			   UFFD_DELAY_MAX_US);
+	cfg->uffd_delay_us = (unsigned)n;
+	return 0;
+}
+
+static int set_record_touch(struct config *cfg, const char *arg)
+{
+	cfg->record_touch_path = arg;
+	return 0;
+}
+
+static int set_check_touch(struct config *cfg, const char *arg)
+{
+	cfg->check_touch_path = arg;
+	return 0;
+}
+
 /* --help lists the kinds an option takes, from their tables. */
 static void list_strategies(FILE *f)
 {
@@ -215,6 +269,15 @@ static void list_strategies(FILE *f)
 		if (s->help[1])
 			fprintf(f, "%34s%s\n", "", s->help[1]);
 	}
+}
+
+static void list_paging(FILE *f)
+{
+	for (unsigned i = 0; i < PAGING_KIND_COUNT; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(paging_kinds[i].help) && paging_kinds[i].help[k]; k++)
+			fprintf(f, "%24s%-7s %s\n", "", k ? "" : paging_kinds[i].name,
+				paging_kinds[i].help[k]);
 }
 
 static void list_backings(FILE *f)
@@ -302,6 +365,50 @@ static const struct opt {
 	  { "guest RAM backing (default anon):" },
 	  set_backing,
 	  list_backings,
+	  0 },
+	{ "paging",
+	  0,
+	  required_argument,
+	  "MODE",
+	  { "who backs a page of guest RAM when the guest first", "touches it:" },
+	  set_paging,
+	  list_paging,
+	  0 },
+	{ "uffd-threads",
+	  0,
+	  required_argument,
+	  "N",
+	  { "--paging uffd: handler threads, 1 to 1024, each with its",
+	    "own userfaultfd and slice of RAM (default: one per vCPU)" },
+	  set_uffd_threads,
+	  NULL,
+	  0 },
+	{ "uffd-delay-us",
+	  0,
+	  required_argument,
+	  "N",
+	  { "--paging uffd: each fault waits N us before its page is",
+	    "installed, as if fetched over a network (default 0)" },
+	  set_uffd_delay,
+	  NULL,
+	  0 },
+	{ "record-touch",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "--paging uffd: write the guest's first touch of each page",
+	    "(GPA, ns since exec), in order (format: docs/guide.md)" },
+	  set_record_touch,
+	  NULL,
+	  0 },
+	{ "check-touch",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "check a --record-touch file against --mem (as a replay",
+	    "reads it), print what it holds, run nothing" },
+	  set_check_touch,
+	  NULL,
 	  0 },
 	{ "trace",
 	  0,
@@ -413,7 +520,11 @@ void options_usage(FILE *f)
 			 o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ',
 			 o->name, o->arg && o->arg[0] != '[' ? " " : "",
 			 o->arg ? o->arg : "");
-		fprintf(f, "  %-21s %s\n", lead, o->help[0]);
+		/* A long option and its argument take a line of their own. */
+		if (strlen(lead) > 21)
+			fprintf(f, "  %s\n%24s%s\n", lead, "", o->help[0]);
+		else
+			fprintf(f, "  %-21s %s\n", lead, o->help[0]);
 		for (size_t k = 1; k < ARRAY_SIZE(o->help) && o->help[k]; k++)
 			fprintf(f, "%24s%s\n", "", o->help[k]);
 		if (o->list)
@@ -485,13 +596,15 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	struct option longopts[ARRAY_SIZE(opts) + 1];
 	char shorts[2 * ARRAY_SIZE(opts) + 4] = "+:";
 	size_t ns = strlen(shorts);
-	int c;
+	char msg[320];
+	int c, delay_given;
 
 	*cfg = (struct config){ .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 				.vcpus = 1,
 				.backing = &mm_backends[MM_ANON],
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
+				.uffd_delay_us = UFFD_DELAY_UNSET,
 				.argc = argc,
 				.argv = argv };
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
@@ -556,6 +669,11 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",
 			cfg->backing->name);
+	delay_given = cfg->uffd_delay_us != UFFD_DELAY_UNSET;
+	if (!delay_given)
+		cfg->uffd_delay_us = 0;
+	if (paging_check_options(cfg, delay_given, msg, sizeof(msg)))
+		return bad("%s", msg);
 	/* getopt consumed a "--" that ended the options: no image named, guest arguments follow. */
 	if (optind > 1 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
 		cfg->guest_path = NULL;

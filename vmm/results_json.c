@@ -116,6 +116,7 @@ void run_write_members(const struct run *r, struct json *j)
 	json_string(j, "backing", cfg->backing->name);
 	json_u64(j, "backing_page_bytes", cfg->backing->page_bytes);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
+	json_string(j, "paging", paging_kind_name(cfg->paging));
 	json_string(j, "guest", cfg->guest_path);
 	json_begin_array(j, "guest_args");
 	for (int i = 0; i < cfg->guest_argc; i++)
@@ -133,6 +134,7 @@ void run_write_members(const struct run *r, struct json *j)
 		json_end_object(j);
 	}
 
+	paging_write_json(r->paging, cfg, r->tl, r->t_exec, j);
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
 	run_summary(r, &s);

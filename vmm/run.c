@@ -67,11 +67,13 @@ static void hc_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 			  const char *who)
 {
-	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
-				 .out_fds = r->out->fds,
-				 .nout = r->out->n };
-	int e;
+	int out[ARRAY_SIZE(r->out->fds) + 2], e;
+	struct sandbox_fds f = { .vcpu_fd = vcpu_fd, .out_fds = out, .nout = r->out->n };
 
+	/* The main thread also writes the paging handlers' stop eventfd and the touch record. */
+	memcpy(out, r->out->fds, sizeof(r->out->fds));
+	if (role == SANDBOX_MAIN)
+		f.nout += paging_main_fds(r->paging, out + r->out->n, 2);
 	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
 	e = sandbox_enter(role, &f);
 	if (e)
@@ -220,6 +222,15 @@ static void place_guest(struct run *r)
 	timeline_mark(r->tl, "guest_loaded");
 }
 
+static int plan_paging(struct run *r)
+{
+	char err[sizeof(r->vm.message)];
+	int e = paging_plan(r->cfg, r->tl, &r->paging, err, sizeof(err));
+
+	return e ? setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR, "%s", err)
+		 : 0;
+}
+
 static int setup(struct run *r)
 {
 	const struct config *cfg = r->cfg;
@@ -231,6 +242,9 @@ static int setup(struct run *r)
 	if (check_guest_args(r) || read_guest(r))
 		return -1;
 	timeline_mark(r->tl, "image_read");
+	/* Before KVM: a process that may not use userfaultfd learns it first. */
+	if (plan_paging(r))
+		return -1;
 	if (cfg->no_sandbox)
 		fprintf(stderr,
 			"minivmm: WARNING: --no-sandbox: no seccomp filters; a guest that subverts this process can make any system call\n");
@@ -307,6 +321,14 @@ static void main_thread_ready(struct run *r)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 }
 
+static void start_paging(struct run *r)
+{
+	char err[512];
+
+	if (paging_start(r->paging, &r->vm, r->sandbox, err, sizeof(err)))
+		vm_finish(&r->vm, END_HOST_ERROR, 0, "%s", err);
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = &r->vm;
@@ -332,6 +354,9 @@ static void run_guest(struct run *r)
 		eager_done(r);
 		if (!vm_stopping(vm))
 			place_guest(r);
+		/* --paging uffd (never with host-side eager): what was placed stays present. */
+		if (!vm_stopping(vm))
+			start_paging(r);
 		if (!vm_stopping(vm))
 			vm_start_vcpus(vm);
 		/* The guest runs: the record's files cost nothing on the way to it. */
@@ -343,12 +368,18 @@ static void run_guest(struct run *r)
 
 int run_execute(struct run *r)
 {
+	int status;
+
 	if (!setup(r))
 		run_guest(r);
 	timeline_mark(r->tl, "vm_exit");
+	paging_stop(r->paging, r->t_exec);
 	kvmstats_close(r->stats);
 	vm_teardown(&r->vm);
-	return vm_exit_status(&r->vm);
+	status = vm_exit_status(&r->vm);
+	/* A run whose --record-touch file is lost must not look like a success. */
+	return status == EXIT_GUEST_OK && paging_record_error(r->paging) ? EXIT_HOST
+									 : status;
 }
 
 /* --- what the run measured ------------------------------------------------- */
@@ -412,6 +443,10 @@ void run_report(struct run *r, int status, int timeline)
 		timeline_print(r->tl, &s, stdout);
 		fflush(stdout);
 	}
+	if (r->verbose) {
+		paging_report(r->paging, stdout);
+		fflush(stdout);
+	}
 }
 
 void run_free(struct run *r)
@@ -421,11 +456,13 @@ void run_free(struct run *r)
 	vm_free(&r->vm);
 	console_free(r->console);
 	eager_free(r->eager);
+	paging_free(r->paging);
 	timeline_free(r->tl);
 	kvmstats_free(r->stats);
 	results_free(r->res);
 	r->console = NULL;
 	r->eager = NULL;
+	r->paging = NULL;
 	r->tl = NULL;
 	r->stats = NULL;
 	r->res = NULL;

@@ -116,7 +116,12 @@ struct config {
 	int strict_io;	 /* --strict-io: unclaimed port or MMIO access ends the run */
 	int raw;	 /* --raw: a flat binary without the minivmm header */
 	int explain;	 /* --explain: the tables' legend after the run */
-	double t_exec;	 /* main() entered: the first run's "exec" */
+	unsigned paging; /* enum paging_kind: --paging (PAGING_KERNEL) */
+	unsigned uffd_threads;	/* --uffd-threads (0 until options_parse sets it) */
+	unsigned uffd_delay_us; /* --uffd-delay-us */
+	const char *record_touch_path; /* --record-touch FILE */
+	const char *check_touch_path;  /* --check-touch FILE: check it, run nothing */
+	double t_exec;		       /* main() entered: the first run's "exec" */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
@@ -461,8 +466,9 @@ struct run {
 	const struct config *cfg;
 	struct vm vm;
 	struct console *console;
-	struct dev_host hc;  /* the hypercall port's view of this run */
-	struct eager *eager; /* NULL when lazy */
+	struct dev_host hc;    /* the hypercall port's view of this run */
+	struct eager *eager;   /* NULL when lazy */
+	struct paging *paging; /* NULL with --paging kernel */
 	struct kvm_stats *stats;
 	struct timeline *tl;
 	struct results *res;
@@ -540,9 +546,10 @@ void compare_table_print(const struct run_set *lazy, const struct run_set *eager
 int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
-enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
+enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD };
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
+	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
@@ -555,5 +562,55 @@ int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
 /* ---- trace.c: Chrome trace events for n runs (one process track each) ---- */
 void trace_write(struct json *j, const struct run *const *runs, const char *const *labels,
 		 int n);
+
+/* ==== Added for userfaultfd paging (issue 22); new code in new files ======== */
+
+/* ---- timeline.c: one more sampler at every mark ---------------------------- */
+/* fn(cookie, i, t) runs under the timeline's lock as phase i, ending at t, is recorded. */
+void timeline_set_sampler(struct timeline *tl,
+			  void (*fn)(void *cookie, unsigned phase, double t),
+			  void *cookie);
+
+/* ---- paging.c: --paging kernel|uffd, the handlers' results, --check-touch -- */
+enum paging_kind { PAGING_KERNEL, PAGING_UFFD, PAGING_KIND_COUNT };
+struct paging_kind_row {
+	enum paging_kind id;
+	const char *name;
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct paging_kind_row paging_kinds[];
+const char *paging_kind_name(unsigned k);
+/* One handler per vCPU, as far as guest RAM has 2 MiB slices (or huge pages) for them. */
+unsigned paging_default_threads(const struct config *cfg);
+/*
+ * The options that go with --paging, once all are parsed (delay_given:
+ * --uffd-delay-us was). Sets the default --uffd-threads. 0, or -EINVAL with
+ * err set.
+ */
+int paging_check_options(struct config *cfg, int delay_given, char *err, size_t errlen);
+
+struct paging;
+/*
+ * --paging uffd, before KVM is opened: the userfaultfds (one per handler),
+ * the backing's mode, --record-touch's file; the timeline samples the
+ * handlers' histograms from now on. *out NULL for --paging kernel. 0, or
+ * -errno with err set: -EINVAL for a usage error (the record file), any
+ * other for the host (exit 3).
+ */
+int paging_plan(const struct config *cfg, struct timeline *tl, struct paging **out,
+		char *err, size_t errlen);
+/* After the loader placed the guest (its pages never fault), before any vCPU runs. 0 or -errno with err. */
+int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_t errlen);
+/* After the vCPUs are joined: stop the handlers, sum them up, write --record-touch. */
+void paging_stop(struct paging *pg, double t_exec);
+int paging_record_error(const struct paging *pg); /* -errno of writing the record, or 0 */
+/* The fds the main thread writes after its sandbox is on (stop eventfd, record). Count. */
+int paging_main_fds(const struct paging *pg, int *fds, int max);
+void paging_report(const struct paging *pg, FILE *f); /* the summary line(s) */
+void paging_write_json(const struct paging *pg, const struct config *cfg,
+		       const struct timeline *tl, double t_exec, struct json *j);
+void paging_free(struct paging *pg);
+/* --check-touch FILE: read it as a replay would, against --mem. The exit status. */
+int paging_check_touch(const struct config *cfg);
 
 #endif /* MINIVMM_VMM_H */
