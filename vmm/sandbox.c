@@ -54,8 +54,20 @@ static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
 	r = r ?: ALLOW(ctx, write, 0);
 	return r;
 }
+
+/* A role without memory of its own: the runtime still maps and unmaps at a thread's end. */
+static int allow_sanitizer_memory(scmp_filter_ctx ctx)
+{
+	return allow_memory(ctx);
+}
 #else
 static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static int allow_sanitizer_memory(scmp_filter_ctx ctx)
 {
 	(void)ctx;
 	return 0;
@@ -150,6 +162,7 @@ static int allow_uffd(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
 	r = r ?: ALLOW(ctx, exit, 0);
 	r = r ?: ALLOW(ctx, exit_group, 0);
+	r = r ?: allow_sanitizer_memory(ctx);
 	return r ?: allow_sanitizer_runtime(ctx);
 }
 
