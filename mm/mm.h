@@ -242,7 +242,7 @@ void uffd_stats(const struct uffd_pager *p, unsigned i, struct uffd_stats *out);
  * no locks, no system calls. Faults resolved after t_ns are left out by
  * their timestamps (the last UFFD_RECENT of each thread are kept).
  */
-#define UFFD_RECENT 4096
+#define UFFD_RECENT 1024
 void uffd_sample(const struct uffd_pager *p, uint64_t t_ns, struct lat_hist *h);
 
 struct uffd_touch {

@@ -95,6 +95,7 @@ struct paging {
 	const struct config *cfg;
 	struct vm *vm;
 	struct uffd_pager *uffd;
+	const struct timeline *tl;
 	int sandbox;
 	int record_fd;	  /* --record-touch, opened at plan time; -1 */
 	int started;	  /* the handlers ran (uffd_start succeeded) */
@@ -163,6 +164,7 @@ int paging_plan(const struct config *cfg, struct timeline *tl, struct paging **o
 		}
 	}
 	timeline_set_sampler(tl, sample, pg);
+	pg->tl = tl;
 	*out = pg;
 	return 0;
 fail:
@@ -218,7 +220,9 @@ void paging_stop(struct paging *pg, double t_exec)
 {
 	struct uffd_touch *t = NULL;
 	size_t n = 0;
-	char extra[160];
+	char extra[192];
+	double entry;
+	int at;
 
 	if (!pg || !pg->uffd)
 		return;
@@ -230,8 +234,13 @@ void paging_stop(struct paging *pg, double t_exec)
 		return;
 	}
 	pg->record_err = uffd_touches(pg->uffd, &t, &n);
-	snprintf(extra, sizeof(extra), " paging=uffd-%s vcpus=%u guest=%s",
-		 uffd_mode_name(uffd_mode(pg->uffd)), pg->cfg->vcpus,
+	entry = timeline_time(pg->tl, "guest_entry");
+	at = entry > 0 ? snprintf(extra, sizeof(extra), " guest_entry_ns=%.0f",
+				  (entry - t_exec) * NSEC_PER_SEC)
+		       : 0;
+	snprintf(extra + at, sizeof(extra) - (size_t)at,
+		 " paging=uffd-%s vcpus=%u guest=%s", uffd_mode_name(uffd_mode(pg->uffd)),
+		 pg->cfg->vcpus,
 		 strrchr(pg->cfg->guest_path, '/') ? strrchr(pg->cfg->guest_path, '/') + 1
 						   : pg->cfg->guest_path);
 	/* Spaces or control bytes in the guest's name would break the header's words. */
