@@ -53,14 +53,17 @@ void test_latency_hist(void)
 	CHECK_EQ(lat_percentile(&d, 50), lat_percentile(&h, 50));
 }
 
+static char temp_dir[64]; /* made by temp_file, removed at the end of test_touch_order */
+
 /* A file in a fresh temporary directory, with contents; the path is static. */
 static const char *temp_file(const char *name, const char *text)
 {
-	static char dir[64], path[128];
+	static char path[128];
+	char *dir = temp_dir;
 	FILE *f;
 
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/minivmm-unit-XXXXXX");
+		snprintf(dir, sizeof(temp_dir), "/tmp/minivmm-unit-XXXXXX");
 		if (!mkdtemp(dir))
 			return NULL;
 	}
@@ -160,6 +163,8 @@ void test_touch_order(void)
 		 0);
 	CHECK(o.nranges == 1 && o.ranges[0].gpa == 0x1000 && o.ranges[0].bytes == 0x3000);
 	touch_order_free(&o);
+	CHECK(rmdir(temp_dir) == 0); /* every file in it was removed */
+	temp_dir[0] = '\0';
 }
 
 /* --- the pager on plain memory: this process's own thread is the "guest" --- */
