@@ -8,5 +8,7 @@ else
 	expect leaks-parallel 0 '' '' -- $L --mem 128M --vcpus 2 --eager=populate \
 		--trace "$OUT/leak-trace.json" $GUEST -- sweep --max-mib 2 --iterations 1 --parallel
 	expect leaks-compare 0 '' '^verdict' -- $L --compare --mem 64M $GUEST -- flat --max-mib 2 --iterations 1
+	expect leaks-uffd 0 '' '' -- $L --mem 64M --vcpus 2 --paging uffd --record-touch "$OUT/leak-touch.txt" \
+		$GUEST -- flat --max-mib 2 --iterations 1 --parallel
 	expect leaks-usage 2 '' '' -- $L --mem lots $GUEST
 fi

@@ -24,8 +24,9 @@ struct config {
 	unsigned warmup; /* --warmup: runs before them, not counted */
 	int no_sandbox;	 /* --no-sandbox */
 	int explain;	 /* --explain: the tables' legend after the run */
-	double t_exec;	 /* main() entered: the first run's "exec" */
-	int argc;	 /* minivmm's own command line, for the environment record */
+	const char *check_touch_path; /* --check-touch FILE: check it, run nothing */
+	double t_exec;		      /* main() entered: the first run's "exec" */
+	int argc; /* minivmm's own command line, for the environment record */
 	char **argv;
 };
 

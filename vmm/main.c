@@ -78,6 +78,26 @@ static int close_outputs(const struct config *cfg, struct outputs *o)
 	return e;
 }
 
+/* --check-touch FILE: read it as a replay would, against --mem. The exit status. */
+static int check_touch(const struct config *cfg)
+{
+	struct touch_order o;
+	char err[512];
+	int r = touch_order_read(cfg->check_touch_path, cfg->vm.mem_bytes, &o, err,
+				 sizeof(err));
+
+	if (r) {
+		fprintf(stderr, "minivmm: --check-touch %s\n", err);
+		return r == -ENOMEM ? EXIT_HOST : EXIT_USAGE;
+	}
+	printf("%s: %llu pages of %llu KiB in %zu ranges of first-touch order, for %llu MiB of guest RAM: ok\n",
+	       cfg->check_touch_path, (unsigned long long)o.pages,
+	       (unsigned long long)(o.page_bytes >> 10), o.nranges,
+	       (unsigned long long)(o.ram_bytes >> 20));
+	touch_order_free(&o);
+	return EXIT_GUEST_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -89,6 +109,8 @@ int main(int argc, char **argv)
 	if (r)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
 	cfg.t_exec = t_exec;
+	if (cfg.check_touch_path)
+		return check_touch(&cfg);
 	/*
 	 * Give stdout its buffer before any thread is sandboxed: glibc would
 	 * otherwise probe the stream on its first write (fstat, then isatty's

@@ -228,6 +228,60 @@ static int set_warmup(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static const char *paging_name(unsigned i)
+{
+	return paging_kinds[i].name;
+}
+
+static int set_paging(struct config *cfg, const char *arg)
+{
+	char list[64];
+
+	for (unsigned i = 0; i < PAGING_KIND_COUNT; i++)
+		if (!strcmp(arg, paging_kinds[i].name)) {
+			cfg->vm.paging = paging_kinds[i].id;
+			return 0;
+		}
+	return bad("--paging %s: kinds are %s", arg,
+		   names(list, sizeof(list), paging_name, 0, PAGING_KIND_COUNT));
+}
+
+static int set_uffd_threads(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 1024, &n) || n == 0)
+		return bad("--uffd-threads: '%s' is not a number from 1 to 1024", arg);
+	cfg->vm.uffd_threads = (unsigned)n;
+	return 0;
+}
+
+#define UFFD_DELAY_MAX_US 1000000
+#define UFFD_DELAY_UNSET  UINT_MAX /* no --uffd-delay-us: 0, and no --paging uffd needed */
+
+static int set_uffd_delay(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, UFFD_DELAY_MAX_US, &n))
+		return bad("--uffd-delay-us: '%s' is not a number from 0 to %d", arg,
+			   UFFD_DELAY_MAX_US);
+	cfg->vm.uffd_delay_us = (unsigned)n;
+	return 0;
+}
+
+static int set_record_touch(struct config *cfg, const char *arg)
+{
+	cfg->vm.record_touch_path = arg;
+	return 0;
+}
+
+static int set_check_touch(struct config *cfg, const char *arg)
+{
+	cfg->check_touch_path = arg;
+	return 0;
+}
+
 /* --help lists the kinds an option takes, from their tables. */
 static void list_strategies(FILE *f)
 {
@@ -240,11 +294,72 @@ static void list_strategies(FILE *f)
 	}
 }
 
+static void list_paging(FILE *f)
+{
+	for (unsigned i = 0; i < PAGING_KIND_COUNT; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(paging_kinds[i].help) && paging_kinds[i].help[k]; k++)
+			fprintf(f, "%24s%-7s %s\n", "", k ? "" : paging_kinds[i].name,
+				paging_kinds[i].help[k]);
+}
+
 static void list_backings(FILE *f)
 {
 	for (unsigned i = 0; i < MM_BACKING_COUNT; i++)
 		fprintf(f, "%24s%-10s %s\n", "", mm_backends[i].name,
 			mm_backends[i].help);
+}
+
+/*
+ * The options that go with --paging, once all are parsed (delay_given:
+ * --uffd-delay-us was). Sets the default --uffd-threads. 0, or -EINVAL with
+ * err set.
+ */
+static int check_paging(struct config *cfg, int delay_given, char *err, size_t errlen)
+{
+	uint64_t slices = paging_slices(&cfg->vm);
+
+	if (cfg->vm.paging != PAGING_UFFD) {
+		if (cfg->vm.uffd_threads || delay_given)
+			snprintf(err, errlen,
+				 "--uffd-threads and --uffd-delay-us need --paging uffd");
+		else if (cfg->vm.record_touch_path)
+			snprintf(
+				err, errlen,
+				"--record-touch needs --paging uffd: only then does every page's first touch reach minivmm (as a userfaultfd fault), in order");
+		else
+			return 0;
+		return -EINVAL;
+	}
+	if (cfg->compare) {
+		snprintf(
+			err, errlen,
+			"--compare runs the guest lazily and with --eager under the kernel's paging; it does not take --paging uffd");
+		return -EINVAL;
+	}
+	if (cfg->vm.eager != EAGER_NONE && cfg->vm.eager != EAGER_TOUCH) {
+		snprintf(
+			err, errlen,
+			"--eager=%s backs guest RAM before the guest runs, so with --paging uffd no page would fault; use --eager=touch (the guest writes every page, each a userfaultfd fault) or no --eager",
+			eager_strategy_name(cfg->vm.eager));
+		return -EINVAL;
+	}
+	if (cfg->vm.record_touch_path && (cfg->repeat > 1 || cfg->warmup)) {
+		snprintf(err, errlen,
+			 "--record-touch records one run: not with --repeat or --warmup");
+		return -EINVAL;
+	}
+	if (!cfg->vm.uffd_threads)
+		cfg->vm.uffd_threads = paging_default_threads(&cfg->vm);
+	if (cfg->vm.uffd_threads > slices) {
+		snprintf(
+			err, errlen,
+			"--uffd-threads %u: guest RAM has only %llu slices of %llu MiB, one per handler",
+			cfg->vm.uffd_threads, (unsigned long long)slices,
+			(unsigned long long)(paging_slice_bytes(&cfg->vm) >> 20));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 #define OPT_HELP    'h'
@@ -389,6 +504,50 @@ static const struct opt {
 	  set_roofline,
 	  NULL,
 	  NULL },
+	{ "paging",
+	  0,
+	  required_argument,
+	  "MODE",
+	  { "who backs a page of guest RAM when the guest first", "touches it:" },
+	  set_paging,
+	  list_paging,
+	  NULL },
+	{ "uffd-threads",
+	  0,
+	  required_argument,
+	  "N",
+	  { "--paging uffd: handler threads, 1 to 1024, each with its",
+	    "own userfaultfd and slice of RAM (default: one per vCPU)" },
+	  set_uffd_threads,
+	  NULL,
+	  NULL },
+	{ "uffd-delay-us",
+	  0,
+	  required_argument,
+	  "N",
+	  { "--paging uffd: each fault waits N us before its page is",
+	    "installed, as if fetched over a network (default 0)" },
+	  set_uffd_delay,
+	  NULL,
+	  NULL },
+	{ "record-touch",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "--paging uffd: write the guest's first touch of each page",
+	    "(GPA, ns since exec), in order (format: docs/guide.md)" },
+	  set_record_touch,
+	  NULL,
+	  NULL },
+	{ "check-touch",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "check a --record-touch file against --mem (as a replay",
+	    "reads it), print what it holds, run nothing" },
+	  set_check_touch,
+	  NULL,
+	  NULL },
 	{ "trace",
 	  0,
 	  required_argument,
@@ -499,7 +658,11 @@ void options_usage(FILE *f)
 			 o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ',
 			 o->name, o->arg && o->arg[0] != '[' ? " " : "",
 			 o->arg ? o->arg : "");
-		fprintf(f, "  %-21s %s\n", lead, o->help[0]);
+		/* A long option and its argument take a line of their own. */
+		if (strlen(lead) > 21)
+			fprintf(f, "  %s\n%24s%s\n", lead, "", o->help[0]);
+		else
+			fprintf(f, "  %-21s %s\n", lead, o->help[0]);
 		for (size_t k = 1; k < ARRAY_SIZE(o->help) && o->help[k]; k++)
 			fprintf(f, "%24s%s\n", "", o->help[k]);
 		if (o->list)
@@ -572,11 +735,13 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	struct option longopts[ARRAY_SIZE(opts) + 1];
 	char shorts[2 * ARRAY_SIZE(opts) + 4] = "+:";
 	size_t ns = strlen(shorts);
-	int c;
+	char msg[320];
+	int c, delay_given;
 
 	*cfg = (struct config){ .vm = { .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 					.vcpus = 1,
-					.backing = &mm_backends[MM_ANON] },
+					.backing = &mm_backends[MM_ANON],
+					.uffd_delay_us = UFFD_DELAY_UNSET },
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
 				.argc = argc,
@@ -664,6 +829,11 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		return bad(
 			"--backing %s: --mem must be a multiple of that backing's page size",
 			cfg->vm.backing->name);
+	delay_given = cfg->vm.uffd_delay_us != UFFD_DELAY_UNSET;
+	if (!delay_given)
+		cfg->vm.uffd_delay_us = 0;
+	if (check_paging(cfg, delay_given, msg, sizeof(msg)))
+		return bad("%s", msg);
 	/* getopt consumed a "--" that ended the options: no image named, guest arguments follow. */
 	if (optind > 1 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
 		cfg->vm.guest_path = NULL;

@@ -14,8 +14,9 @@ struct run {
 	struct run_opts o;
 	struct vm *vm;
 	struct console *console;
-	struct dev_host hc;  /* the hypercall port's view of this run */
-	struct eager *eager; /* NULL when lazy */
+	struct dev_host hc;    /* the hypercall port's view of this run */
+	struct eager *eager;   /* NULL when lazy */
+	struct paging *paging; /* NULL with --paging kernel */
 	struct kvm_stats *stats;
 	struct timeline *tl;
 	struct records *rec;
@@ -95,11 +96,15 @@ static void on_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 			  const char *who)
 {
+	int out[ARRAY_SIZE(r->o.out->fds) + 2], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
-				 .out_fds = r->o.out->fds,
+				 .out_fds = out,
 				 .nout = r->o.out->n };
-	int e;
 
+	/* The main thread also writes the paging handlers' stop eventfd and the touch record. */
+	memcpy(out, r->o.out->fds, sizeof(r->o.out->fds));
+	if (role == SANDBOX_MAIN)
+		f.nout += paging_main_fds(r->paging, out + r->o.out->n, 2);
 	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
 	e = sandbox_enter(role, &f);
 	if (e)
@@ -248,6 +253,19 @@ static void place_guest(struct run *r)
 	timeline_mark(r->tl, PHASE_GUEST_LOADED);
 }
 
+static int plan_paging(struct run *r)
+{
+	char err[768];
+	int e = paging_plan(&r->cfg->vm, &r->paging, err, sizeof(err));
+
+	if (e)
+		return setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR, "%s",
+				  err);
+	if (r->paging)
+		timeline_set_sampler(r->tl, paging_sample, r->paging);
+	return 0;
+}
+
 static int setup(struct run *r)
 {
 	const struct vm_config *cfg = &r->cfg->vm;
@@ -261,6 +279,9 @@ static int setup(struct run *r)
 	if (check_guest_args(r) || read_guest(r))
 		return -1;
 	timeline_mark(r->tl, PHASE_IMAGE_READ);
+	/* Before KVM: a process that may not use userfaultfd learns it first. */
+	if (plan_paging(r))
+		return -1;
 	if (r->cfg->no_sandbox)
 		fprintf(stderr,
 			"minivmm: WARNING: --no-sandbox: no seccomp filters; a guest that subverts this process can make any system call\n");
@@ -368,6 +389,14 @@ static void main_thread_ready(struct run *r)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 }
 
+static void start_paging(struct run *r)
+{
+	char err[512];
+
+	if (paging_start(r->paging, r->vm, !r->cfg->no_sandbox, err, sizeof(err)))
+		vm_finish(r->vm, END_HOST_ERROR, 0, "%s", err);
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = r->vm;
@@ -395,6 +424,9 @@ static void run_guest(struct run *r)
 		eager_done(r);
 		if (!vm_stopping(vm))
 			place_guest(r);
+		/* --paging uffd (never with host-side eager): what was placed stays present. */
+		if (!vm_stopping(vm))
+			start_paging(r);
 		if (!vm_stopping(vm))
 			vm_start_vcpus(vm);
 		/* The guest runs: the record's files cost nothing on the way to it. */
@@ -406,12 +438,18 @@ static void run_guest(struct run *r)
 
 int run_execute(struct run *r)
 {
+	int status;
+
 	if (!setup(r))
 		run_guest(r);
 	timeline_mark(r->tl, PHASE_VM_EXIT);
+	paging_stop(r->paging, r->o.t_exec, timeline_time(r->tl, PHASE_GUEST_ENTRY));
 	kvmstats_close(r->stats);
 	vm_teardown(r->vm);
-	return vm_exit_status(r->vm);
+	status = vm_exit_status(r->vm);
+	/* A run whose --record-touch file is lost must not look like a success. */
+	return status == EXIT_GUEST_OK && paging_record_error(r->paging) ? EXIT_HOST
+									 : status;
 }
 
 /* --- what the run measured ------------------------------------------------- */
@@ -421,6 +459,7 @@ void run_view(const struct run *r, struct run_view *v)
 	*v = (struct run_view){ .cfg = &r->cfg->vm,
 				.vm = r->vm,
 				.eager = r->eager,
+				.paging = r->paging,
 				.console = r->console,
 				.stats = r->stats,
 				.tl = r->tl,
@@ -438,6 +477,10 @@ void run_report(struct run *r, int status, int timeline)
 
 	run_view(r, &v);
 	ending_print(&v, status, r->o.verbose, timeline);
+	if (r->o.verbose) {
+		paging_report(&v, stdout);
+		fflush(stdout);
+	}
 }
 
 void run_free(struct run *r)
@@ -448,6 +491,7 @@ void run_free(struct run *r)
 	vm_free(r->vm);
 	console_free(r->console);
 	eager_free(r->eager);
+	paging_free(r->paging);
 	timeline_free(r->tl);
 	kvmstats_free(r->stats);
 	records_free(r->rec);

@@ -115,4 +115,42 @@ void test_options(void)
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--warmup", "5", "g", NULL }) ==
 	      0);
 	CHECK(c.warmup == 5);
+
+	/* --paging: the kernel's by default; uffd takes one handler per vCPU, as RAM allows. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "g", NULL }) == 0);
+	CHECK(c.vm.paging == PAGING_KERNEL && c.vm.uffd_threads == 0 &&
+	      c.vm.uffd_delay_us == 0);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--paging", "uffd", "-c", "3",
+					       "-m", "64M", "--uffd-delay-us", "30", "g",
+					       NULL }) == 0);
+	CHECK(c.vm.paging == PAGING_UFFD && c.vm.uffd_threads == 3 &&
+	      c.vm.uffd_delay_us == 30);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--paging", "uffd", "-c", "8",
+					       "-m", "8M", "g", NULL }) == 0);
+	CHECK_EQ(c.vm.uffd_threads, 4); /* 8 MiB: four 2 MiB slices */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--paging", "uffd",
+					       "--uffd-threads", "5", "-m", "8M", "g",
+					       NULL }) == -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--paging", "uffd",
+					       "--record-touch", "f", "g", NULL }) == 0);
+	CHECK(c.vm.record_touch_path && !strcmp(c.vm.record_touch_path, "f"));
+	/* Options of uffd paging without it, and what uffd paging cannot go with. */
+	const char *const *const wrong[] = {
+		(const char *const[]){ "minivmm", "--paging", "nope", "g", NULL },
+		(const char *const[]){ "minivmm", "--uffd-threads", "2", "g", NULL },
+		(const char *const[]){ "minivmm", "--uffd-delay-us", "0", "g", NULL },
+		(const char *const[]){ "minivmm", "--record-touch", "f", "g", NULL },
+		(const char *const[]){ "minivmm", "--paging", "uffd", "--compare", "g",
+				       NULL },
+		(const char *const[]){ "minivmm", "--paging", "uffd", "--eager", "g",
+				       NULL },
+		(const char *const[]){ "minivmm", "--paging", "uffd", "--record-touch",
+				       "f", "--repeat", "2", "g", NULL },
+		(const char *const[]){ "minivmm", "--paging", "uffd", "--uffd-delay-us",
+				       "1000001", "g", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(wrong); i++)
+		CHECK(parse(&c, wrong[i]) == -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--paging", "uffd",
+					       "--eager=touch", "g", NULL }) == 0);
 }

@@ -1,6 +1,8 @@
 /* Unit tests: the seccomp allowlists kill a thread's forbidden syscalls (no KVM needed). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 
 #define FAKE_VCPU_FD  900
 #define FAKE_STATS_FD 901
+#define FAKE_UFFD_FD  902
+#define FAKE_STOP_FD  903
 
 enum action {
 	DO_ALLOWED,
@@ -23,7 +27,14 @@ enum action {
 	DO_CHDIR,
 	DO_OTHER_VCPU,
 	DO_SET_REGS,
-	DO_EXEC_MMAP
+	DO_EXEC_MMAP,
+	DO_UFFD_ALLOWED,  /* SANDBOX_UFFD: what a handler does */
+	DO_UFFD_REGISTER, /* take over more memory */
+	DO_UFFD_OTHER_FD, /* a uffd ioctl on another fd */
+	DO_UFFD_KVM,	  /* a KVM ioctl on the uffd's fd number */
+	DO_UFFD_READ_OTHER,
+	DO_UFFD_WRITE, /* no output at all */
+	DO_UFFD_MMAP,  /* no memory of its own */
 };
 
 struct job {
@@ -37,8 +48,14 @@ static void *sandboxed(void *arg)
 	const struct job *j = arg;
 	int stats[] = { FAKE_STATS_FD };
 	struct sandbox_fds f = { .vcpu_fd = FAKE_VCPU_FD,
+				 .uffd_fd = FAKE_UFFD_FD,
+				 .stop_fd = FAKE_STOP_FD,
 				 .stats_fds = stats,
 				 .nstats = 1 };
+	struct uffdio_copy copy = { 0 };
+	struct pollfd pfd[2] = { { .fd = FAKE_UFFD_FD, .events = POLLIN },
+				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
+	struct timespec ts;
 	char buf[8];
 
 	if (sandbox_enter(j->role, &f))
@@ -74,6 +91,46 @@ static void *sandboxed(void *arg)
 	case DO_EXEC_MMAP:
 		mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		     0);
+		break;
+	case DO_UFFD_ALLOWED:
+		/* On closed fds: EBADF (poll: POLLNVAL) means the filter let them through. */
+		if (poll(pfd, 2, 0) != 2 || !(pfd[0].revents & POLLNVAL))
+			_exit(8);
+		if (read(FAKE_UFFD_FD, buf, sizeof(buf)) != -1 || errno != EBADF)
+			_exit(9);
+		if (ioctl(FAKE_UFFD_FD, UFFDIO_COPY, &copy) != -1 || errno != EBADF)
+			_exit(10);
+		if (ioctl(FAKE_UFFD_FD, UFFDIO_WAKE, &copy) != -1 || errno != EBADF)
+			_exit(11);
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
+			_exit(12);
+		ts.tv_nsec += 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+			_exit(13);
+		break;
+	case DO_UFFD_REGISTER:
+		ioctl(FAKE_UFFD_FD, UFFDIO_REGISTER, buf);
+		break;
+	case DO_UFFD_OTHER_FD:
+		ioctl(FAKE_UFFD_FD + 10, UFFDIO_COPY, &copy);
+		break;
+	case DO_UFFD_KVM:
+		ioctl(FAKE_UFFD_FD, KVM_RUN, 0);
+		break;
+	case DO_UFFD_READ_OTHER:
+		if (read(FAKE_STATS_FD, buf, sizeof(buf)) < 0)
+			_exit(14);
+		break;
+	case DO_UFFD_WRITE:
+		if (write(STDERR_FILENO, "", 0) < 0)
+			_exit(15);
+		break;
+	case DO_UFFD_MMAP:
+		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		break;
 	}
 	return NULL;
@@ -124,4 +181,17 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_CHDIR)));
 	/* The main thread may make no KVM ioctl at all. */
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_SET_REGS)));
+	/* userfaultfd handlers: their uffd's page ioctls, poll, the clock, and nothing else. */
+	st = in_child(SANDBOX_UFFD, DO_UFFD_ALLOWED);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_REGISTER)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_OTHER_FD)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_KVM)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_SOCKET)));
+#ifndef MINIVMM_SANITIZE /* the sanitizer runtime reads, writes, maps and opens */
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_READ_OTHER)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_WRITE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_MMAP)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_OPEN)));
+#endif
 }

@@ -122,9 +122,13 @@ struct vm_config {
 	int mem_grow;	       /* --mem-grow */
 	int mem_any_fs;	       /* --mem-any-fs */
 	const char *roofline_path; /* --roofline: ceilings for the eager report */
-	enum eager_strategy eager; /* EAGER_NONE unless --eager */
-	unsigned eager_threads;	   /* 0: the vCPU threads do it */
-	double timeout_s;	   /* 0: none */
+	unsigned paging;	   /* enum paging_kind: --paging (PAGING_KERNEL) */
+	unsigned uffd_threads;	   /* --uffd-threads (0 until options_parse sets it) */
+	unsigned uffd_delay_us;	   /* --uffd-delay-us */
+	const char *record_touch_path; /* --record-touch FILE */
+	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
+	unsigned eager_threads;	       /* 0: the vCPU threads do it */
+	double timeout_s;	       /* 0: none */
 	int strict_io; /* --strict-io: unclaimed port or MMIO access ends the run */
 	int raw;       /* --raw: a flat binary without the minivmm header */
 	const char *guest_path;
@@ -326,10 +330,62 @@ int eager_facts(const struct eager *e, struct eager_facts *f);
 int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t);
 void eager_free(struct eager *e);
 
+/* ---- paging.c: --paging kernel|uffd: who backs a page on first touch ------ */
+enum paging_kind { PAGING_KERNEL, PAGING_UFFD, PAGING_KIND_COUNT };
+struct paging_kind_row {
+	enum paging_kind id;
+	const char *name;
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct paging_kind_row paging_kinds[];
+const char *paging_kind_name(unsigned k);
+/* Guest RAM is shared out to the handlers in slices: their size, their number. */
+uint64_t paging_slice_bytes(const struct vm_config *cfg);
+uint64_t paging_slices(const struct vm_config *cfg);
+/* One handler per vCPU, as far as guest RAM has slices for them. */
+unsigned paging_default_threads(const struct vm_config *cfg);
+
+struct paging;
+/*
+ * --paging uffd, before KVM is opened: the userfaultfds (one per handler),
+ * the backing's mode, --record-touch's file. *out NULL for --paging kernel.
+ * 0, or -errno with err set: -EINVAL for a usage error (the record file),
+ * any other for the host (exit 3).
+ */
+int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
+		size_t errlen);
+/*
+ * The handlers' histogram at a timeline mark (phase i ends at t): the
+ * timeline's sampler, called under its lock on any thread; no locks, no
+ * system calls. cookie: the struct paging.
+ */
+void paging_sample(void *cookie, unsigned phase, double t);
+/* After the loader placed the guest (its pages never fault), before any vCPU runs. 0 or -errno with err. */
+int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_t errlen);
+/* After the vCPUs are joined: stop the handlers, sum them up, write --record-touch. */
+void paging_stop(struct paging *pg, double t_exec, double guest_entry);
+int paging_record_error(const struct paging *pg); /* -errno of writing the record, or 0 */
+/* The fds the main thread writes after its sandbox is on (stop eventfd, record). Count. */
+int paging_main_fds(const struct paging *pg, int *fds, int max);
+/* What the handlers did, for the report. */
+struct paging_facts {
+	const struct uffd_pager *uffd;
+	const struct uffd_stats *total; /* NULL when the handlers never ran */
+	int started;
+	size_t recorded; /* pages written to --record-touch */
+	int record_err;
+	const struct lat_hist *snap; /* the histogram at the end of timeline phase i */
+	const uint8_t *snapped;	     /* ... which was taken */
+	unsigned nsnap;
+};
+int paging_facts(const struct paging *pg, struct paging_facts *f); /* -ENOENT: kernel */
+void paging_free(struct paging *pg);
+
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
-enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU };
+enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD };
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
+	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -53,8 +54,20 @@ static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
 	r = r ?: ALLOW(ctx, write, 0);
 	return r;
 }
+
+/* A role without memory of its own: the runtime still maps and unmaps at a thread's end. */
+static int allow_sanitizer_memory(scmp_filter_ctx ctx)
+{
+	return allow_memory(ctx);
+}
 #else
 static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static int allow_sanitizer_memory(scmp_filter_ctx ctx)
 {
 	(void)ctx;
 	return 0;
@@ -113,6 +126,47 @@ static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 }
 
 /*
+ * userfaultfd handler threads (--paging uffd) read fault events from their
+ * own uffd and install pages into guest RAM through it. The events are the
+ * guest's accesses, so like the vCPU threads these run what a hostile guest
+ * drives; they need none of the common part: no output, no memory of their
+ * own, no KVM, no other fd. Not UFFDIO_REGISTER or UFFDIO_API: a subverted
+ * handler cannot take over other memory of the process.
+ */
+static int allow_uffd(scmp_filter_ctx ctx, const struct sandbox_fds *f)
+{
+	static const unsigned long reqs[] = {
+		UFFDIO_COPY,	   /* MISSING: install a page of zeros */
+		UFFDIO_CONTINUE,   /* MINOR: map the page-cache page */
+		UFFDIO_WAKE,	   /* a fault resolved already (EEXIST); failure */
+		UFFDIO_UNREGISTER, /* failure: hand the slice back to the kernel */
+	};
+	scmp_datum_t fd = (scmp_datum_t)f->uffd_fd;
+	int r = 0;
+
+	/* poll's fds are in memory the filter cannot see; the reads are matched. */
+	r = r ?: ALLOW(ctx, poll, 0);
+	r = r ?: ALLOW(ctx, read, 1, SCMP_A0(SCMP_CMP_EQ, fd)); /* fault events */
+	for (size_t i = 0; !r && i < ARRAY_SIZE(reqs); i++)
+		r = ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
+			  SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)reqs[i]));
+	/* The latency clock when the vDSO cannot; --uffd-delay-us. */
+	r = r ?: ALLOW(ctx, clock_gettime, 0);
+	r = r ?: ALLOW(ctx, clock_nanosleep, 0);
+	r = r ?: ALLOW(ctx, futex, 0);	/* vm_finish's lock on failure */
+	r = r ?: ALLOW(ctx, getpid, 0); /* vm_finish kicks vCPUs, wakes main */
+	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* a kick signal that lands here */
+	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* glibc thread exit */
+	/* glibc returns a finished thread's stack with MADV_DONTNEED. */
+	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
+	r = r ?: ALLOW(ctx, exit, 0);
+	r = r ?: ALLOW(ctx, exit_group, 0);
+	r = r ?: allow_sanitizer_memory(ctx);
+	return r ?: allow_sanitizer_runtime(ctx);
+}
+
+/*
  * The main thread waits for the end, draws progress, and at the end writes
  * the results to files opened before the filter and tears the VM down.
  */
@@ -146,9 +200,14 @@ int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ou
 
 	if (!ctx)
 		return -ENOMEM;
-	r = allow_common(ctx, f);
-	if (!r)
-		r = role == SANDBOX_VCPU ? allow_vcpu(ctx, f) : allow_main(ctx, f);
+	if (role == SANDBOX_UFFD) {
+		r = allow_uffd(ctx, f);
+	} else {
+		r = allow_common(ctx, f);
+		if (!r)
+			r = role == SANDBOX_VCPU ? allow_vcpu(ctx, f)
+						 : allow_main(ctx, f);
+	}
 	if (r) {
 		seccomp_release(ctx);
 		return r < 0 ? r : -EINVAL;

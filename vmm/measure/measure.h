@@ -92,6 +92,10 @@ const uint64_t *timeline_sample(const struct timeline *tl, unsigned i);
 int timeline_delta_k(const struct timeline *tl, unsigned i, unsigned k, uint64_t *out);
 int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
 		   uint64_t *out);
+/* fn(cookie, i, t) runs under the timeline's lock as phase i, ending at t, is recorded. */
+void timeline_set_sampler(struct timeline *tl,
+			  void (*fn)(void *cookie, unsigned phase, double t),
+			  void *cookie);
 void timeline_free(struct timeline *tl);
 
 /* ---- records.c: what the guest reported -------------------------------- */
@@ -187,6 +191,7 @@ struct run_view {
 	const struct vm_config *cfg;
 	const struct vm *vm;
 	const struct eager *eager;     /* NULL when lazy */
+	const struct paging *paging;   /* NULL with --paging kernel */
 	struct console *console;       /* read only; its counts take its lock */
 	const struct kvm_stats *stats; /* NULL without KVM statistics */
 	const struct timeline *tl;

@@ -69,6 +69,9 @@ struct timeline {
 	int anchored; /* guest TSC tsc0 was read at our time t_tsc0 */
 	uint64_t tsc0;
 	double t_tsc0;
+	void (*sampler)(void *cookie, unsigned phase,
+			double t); /* timeline_set_sampler */
+	void *sampler_cookie;
 };
 
 struct timeline *timeline_create(void)
@@ -87,6 +90,16 @@ void timeline_attach(struct timeline *tl, struct kvm_stats *stats, uint32_t tsc_
 	pthread_mutex_lock(&tl->lock);
 	tl->stats = stats;
 	tl->tsc_khz = tsc_khz;
+	pthread_mutex_unlock(&tl->lock);
+}
+
+void timeline_set_sampler(struct timeline *tl,
+			  void (*fn)(void *cookie, unsigned phase, double t),
+			  void *cookie)
+{
+	pthread_mutex_lock(&tl->lock);
+	tl->sampler = fn;
+	tl->sampler_cookie = cookie;
 	pthread_mutex_unlock(&tl->lock);
 }
 
@@ -140,6 +153,8 @@ void timeline_mark_at(struct timeline *tl, enum phase p_id, double t, int guest)
 			p->stats = NULL;
 		}
 	}
+	if (tl->sampler)
+		tl->sampler(tl->sampler_cookie, tl->n - 1, t);
 	pthread_mutex_unlock(&tl->lock);
 }
 

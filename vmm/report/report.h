@@ -113,6 +113,10 @@ void roofline_write_json(const struct mm_ceiling *c, double gib_per_s, struct js
 /* With --roofline, before a long eager population: what it should take. */
 void eager_predict_print(const struct eager *e, FILE *f);
 
+/* ---- paging.c: --paging uffd, what the handlers measured ------------------ */
+void paging_report(const struct run_view *v, FILE *f); /* the summary line(s) */
+void paging_write_json(const struct run_view *v, struct json *j);
+
 /* ---- ending.c: how a run ended, for a person ------------------------------ */
 void platform_print(const struct platform *p, FILE *f);
 /*

@@ -129,6 +129,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	if (cfg->roofline_path)
 		json_string(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
+	json_string(j, "paging", paging_kind_name(cfg->paging));
 	json_string(j, "guest", cfg->guest_path);
 	json_begin_array(j, "guest_args");
 	for (int i = 0; i < cfg->guest_argc; i++)
@@ -148,6 +149,7 @@ static void run_members(const struct run_view *r, struct json *j)
 		json_end_object(j);
 	}
 
+	paging_write_json(r, j);
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
 	progress_write_json(r, j);
