@@ -89,8 +89,8 @@ static void print_timeline(const struct run_set *s, FILE *f)
 		s->label, s->n);
 	fprintf(f, "%-18s %10s %10s %-32s %9s", "phase", "start", "end",
 		"duration [min-max]", "IQR");
-	for (unsigned k = 0; k < timeline_ncounters; k++)
-		fprintf(f, " %14s", timeline_counters[k]);
+	for (unsigned k = 0; k < table_counter_count(); k++)
+		fprintf(f, " %14s", table_counter(k));
 	fputc('\n', f);
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
 		enum phase name = timeline_phase(tl, i, &t, NULL);
@@ -103,8 +103,8 @@ static void print_timeline(const struct run_set *s, FILE *f)
 			fmt_value(a, st.median, 3), fmt_value(b, en.median, 3),
 			fmt_spread(c, &du, 3),
 			du.n >= 5 ? fmt_value(d, du.q3 - du.q1, 3) : "-");
-		for (unsigned k = 0; k < timeline_ncounters; k++) {
-			phase_spread(s, name, COUNTER, timeline_counters[k], &ct);
+		for (unsigned k = 0; k < table_counter_count(); k++) {
+			phase_spread(s, name, COUNTER, table_counter(k), &ct);
 			fprintf(f, " %14s", ct.n ? fmt_value(a, ct.median, 0) : "-");
 		}
 		fputc('\n', f);
@@ -203,10 +203,10 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		phase_spread(s, name, DURATION, NULL, &sp);
 		spread_write_json(&sp, j, "dur_ms");
 		json_begin_object(j, "counters");
-		for (size_t k = 0; k < timeline_ncounters; k++) {
-			phase_spread(s, name, COUNTER, timeline_counters[k], &sp);
+		for (unsigned k = 0; k < table_counter_count(); k++) {
+			phase_spread(s, name, COUNTER, table_counter(k), &sp);
 			if (sp.n)
-				spread_write_json(&sp, j, timeline_counters[k]);
+				spread_write_json(&sp, j, table_counter(k));
 		}
 		json_end_object(j);
 		json_end_object(j);

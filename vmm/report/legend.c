@@ -3,7 +3,11 @@
 
 #include <string.h>
 
-/* One row per column; the man page and docs/guide.md carry the same words (tests check). */
+/*
+ * One row per column; the man page and docs/guide.md carry the same words
+ * (tests check). The LEGEND_COUNTERS rows are also the counters the tables
+ * show, in this order (table_counter).
+ */
 const struct legend_row legend[] = {
 	{ LEGEND_SWEEP, "MiB",
 	  "size of the guest mapping, MiB (1, 2, 4, ... as OSv's benchmark)" },
@@ -73,6 +77,25 @@ static const char *const table_names[] = {
 	[LEGEND_VERDICT] = "the --compare verdict",
 };
 _Static_assert(ARRAY_SIZE(table_names) == LEGEND_TABLE_COUNT, "a name for every table");
+
+/* The k-th counter row, or NULL. */
+const char *table_counter(unsigned k)
+{
+	for (unsigned i = 0; i < legend_count; i++)
+		if (legend[i].table == LEGEND_COUNTERS && strcmp(legend[i].column, "-") &&
+		    k-- == 0)
+			return legend[i].column;
+	return NULL;
+}
+
+unsigned table_counter_count(void)
+{
+	unsigned n = 0;
+
+	while (n < TABLE_COUNTERS_MAX && table_counter(n))
+		n++;
+	return n;
+}
 
 void legend_print(unsigned tables, FILE *f)
 {

@@ -70,6 +70,13 @@ struct legend_row {
 extern const struct legend_row legend[];
 extern const unsigned legend_count;
 void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_* */
+/*
+ * The KVM counters every table shows, in order: the LEGEND_COUNTERS rows of
+ * legend[] (but "-"), so a counter column is added by adding its meaning.
+ */
+#define TABLE_COUNTERS_MAX 16
+unsigned table_counter_count(void);
+const char *table_counter(unsigned k); /* NULL past the end */
 
 /* ---- tables.c: the OSv sweep table, row by row, and eager touch ----------- */
 /* Print what the batch of records from index `from` on completes of the OSv tables. */
@@ -81,8 +88,6 @@ void tables_touch(const struct records *r, FILE *f);
 void progress_write_json(const struct run_view *r, struct json *j);
 
 /* ---- phases.c: the timeline as a table and in the results file ------------ */
-extern const char *const timeline_counters[]; /* the counters every table shows */
-extern const unsigned timeline_ncounters;
 void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f);
 void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
 			 struct json *j);
