@@ -294,7 +294,7 @@ static void header(const struct experiment *x, unsigned i)
 /* After the recording run: what it wrote, or why the replays cannot go on. 0 or the exit status. */
 static int recorded(const struct experiment *x, unsigned i)
 {
-	struct paging_facts pg;
+	struct paging_facts pg = { 0 };
 
 	if (!x->recording || i != 0)
 		return EXIT_GUEST_OK;

@@ -73,8 +73,8 @@ static int uffd(const struct vm_config *base, struct vm_config *out, char *err,
 	plain(base, out);
 	out->paging = PAGING_UFFD;
 	out->uffd_delay_us = base->uffd_delay_us;
-	out->uffd_threads = base->uffd_threads ? base->uffd_threads
-					       : paging_default_threads(out);
+	out->uffd_threads =
+		base->uffd_threads ? base->uffd_threads : paging_default_threads(out);
 	return 0;
 }
 
@@ -105,11 +105,11 @@ const struct compare_mode_row compare_modes[] = {
 	{ MODE_REPLAY,
 	  "replay",
 	  { "background in the order of --eager-order",
-	    "FILE, or of a uffd run's recording made",
-	    "first (not counted)" },
+	    "FILE, or of a uffd run's recording made", "first (not counted)" },
 	  replay },
 };
-_Static_assert(ARRAY_SIZE(compare_modes) == COMPARE_MODE_COUNT, "one row per enum compare_mode");
+_Static_assert(ARRAY_SIZE(compare_modes) == COMPARE_MODE_COUNT,
+	       "one row per enum compare_mode");
 
 static int find(const char *name, size_t len)
 {
@@ -143,9 +143,9 @@ int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *er
 		int m = find(p, len);
 
 		if (m < 0) {
-			snprintf(err, errlen, "--compare=%s: %s'%.*s': modes are %s", list,
-				 len ? "no mode " : "an empty mode name ", (int)len, p,
-				 mode_names(names, sizeof(names)));
+			snprintf(err, errlen, "--compare=%s: %s'%.*s': modes are %s",
+				 list, len ? "no mode " : "an empty mode name ", (int)len,
+				 p, mode_names(names, sizeof(names)));
 			return -EINVAL;
 		}
 		for (unsigned i = 0; i < *n; i++)
@@ -160,9 +160,10 @@ int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *er
 		p += len + 1;
 	}
 	if (*n < 2) {
-		snprintf(err, errlen,
-			 "--compare=%s: a comparison needs two modes or more (modes are %s)",
-			 list, mode_names(names, sizeof(names)));
+		snprintf(
+			err, errlen,
+			"--compare=%s: a comparison needs two modes or more (modes are %s)",
+			list, mode_names(names, sizeof(names)));
 		return -EINVAL;
 	}
 	return 0;

@@ -72,6 +72,6 @@ void test_williams_fixture(void)
 	CHECK(cases >= 10);
 	/* Warm-ups come first, cycling through the modes, and are not rounds. */
 	experiment_order(3, 2, 2, o);
-	CHECK(o[0] == 0 && o[1] == 1 && o[2] == 0 && o[3] == 1 && o[4] == 2 && o[5] == 1 &&
-	      o[6] == 2 && o[7] == 0);
+	CHECK(o[0] == 0 && o[1] == 1 && o[2] == 0 && o[3] == 1 && o[4] == 2 &&
+	      o[5] == 1 && o[6] == 2 && o[7] == 0);
 }

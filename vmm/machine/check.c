@@ -95,7 +95,8 @@ int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen)
 		return r;
 	/* A file's holes and a lease are known once they are mapped: eager_plan checks those. */
 	if (host_side && !cfg->mem_path && !cfg->reservoir) {
-		r = mm_ram_check_capacity(cfg->backing, cfg->mem_bytes, NULL, err, errlen);
+		r = mm_ram_check_capacity(cfg->backing, cfg->mem_bytes, NULL, err,
+					  errlen);
 		if (r)
 			return r;
 	}
@@ -103,7 +104,8 @@ int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen)
 		struct touch_order o;
 		char why[384];
 
-		r = touch_order_read(cfg->eager_order, cfg->mem_bytes, &o, why, sizeof(why));
+		r = touch_order_read(cfg->eager_order, cfg->mem_bytes, &o, why,
+				     sizeof(why));
 		if (r) {
 			snprintf(err, errlen, "--eager-order %s", why);
 			return r == -ENOMEM ? r : -EINVAL;
