@@ -13,13 +13,54 @@
 #define MVM_DEFAULT_MEM_BYTES (1ULL << 30)
 #define MVM_MAX_MEM_BYTES     (1ULL << 40)
 
+/* ---- modes.c: --compare's modes, each a function of the base config ------ */
+enum compare_mode {
+	MODE_LAZY,	 /* no eager: the kernel backs each page on first touch */
+	MODE_EAGER,	 /* --eager's HOW (or auto), before the guest runs */
+	MODE_BACKGROUND, /* --eager=background:HOW, while the guest runs */
+	MODE_UFFD,	 /* --paging uffd, lazy: minivmm's userfaultfd handlers */
+	MODE_REPLAY,	 /* background in a recorded first-touch order */
+	COMPARE_MODE_COUNT
+};
+#define COMPARE_MAX_MODES     COMPARE_MODE_COUNT /* each at most once */
+#define COMPARE_DEFAULT_MODES "lazy,eager"
+
+struct compare_mode_row {
+	enum compare_mode id;
+	const char *name;    /* in --compare=LIST, the tables, the results' labels */
+	const char *help[3]; /* --help lines (NULL after the last) */
+	/*
+	 * The mode's machine from the base one (the options given). 0, or
+	 * -EINVAL with err set when the options do not fit the mode.
+	 */
+	int (*apply)(const struct vm_config *base, struct vm_config *out, char *err,
+		     size_t errlen);
+};
+extern const struct compare_mode_row compare_modes[];
+/*
+ * "lazy,eager,uffd" into mode ids (each at most once, two or more). 0, or
+ * -EINVAL with err set (naming the modes there are).
+ */
+int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
+			size_t errlen);
+/* Replay with no --eager-order FILE: the experiment records the order first. */
+int compare_mode_needs_recording(enum compare_mode m, const struct vm_config *base);
+/*
+ * The recording run's machine: lazy, --paging uffd, --record-touch path
+ * (the --uffd-threads and --uffd-delay-us given, if any).
+ */
+void compare_recording_config(const struct vm_config *base, const char *path,
+			      struct vm_config *out);
+
 /* ---- options.c ---------------------------------------------------------- */
 struct config {
 	struct vm_config vm;	  /* what the machine is asked to be */
 	const char *results_path; /* -o */
 	const char *trace_path;	  /* --trace: Chrome trace-event JSON */
 	int quiet;
-	int compare;	 /* --compare: lazy, then eager, side by side */
+	int compare;				   /* --compare: its modes side by side */
+	unsigned compare_modes[COMPARE_MAX_MODES]; /* --compare=LIST: enum compare_mode */
+	unsigned ncompare_modes;
 	unsigned repeat; /* --repeat: measured runs (of each mode with --compare) */
 	unsigned warmup; /* --warmup: runs before them, not counted */
 	int no_sandbox;	 /* --no-sandbox */
@@ -80,7 +121,20 @@ void run_view(const struct run *r, struct run_view *v);
 struct vm *run_vm(struct run *r);
 void run_free(struct run *r);
 
-/* ---- experiment.c: one run, --repeat N, --compare, in ABBA order ---------- */
+/* ---- experiment.c: one run, --repeat N, --compare, in a Williams order ---- */
+/*
+ * The order of an experiment's runs: warmup warm-ups (mode i % nmodes),
+ * then repeat rounds, round r the Williams design's row r (ABBA for two
+ * modes; scripts/mvmtools/design.py makes the same rows). out: warmup +
+ * repeat * nmodes mode indices.
+ */
+void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigned *out);
+/*
+ * Before any output file is opened: every mode of a --compare can run here
+ * (vm_config_check) and fits the options. 0, or the exit status after a
+ * message (EXIT_USAGE, EXIT_HOST).
+ */
+int experiment_check(const struct config *cfg);
 int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o);
 
 #endif /* MINIVMM_APP_H */

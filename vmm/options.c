@@ -282,7 +282,28 @@ static int set_check_touch(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_compare(struct config *cfg, const char *arg)
+{
+	char err[256];
+
+	cfg->compare = 1;
+	if (compare_modes_parse(arg ? arg : COMPARE_DEFAULT_MODES, cfg->compare_modes,
+				&cfg->ncompare_modes, err, sizeof(err)))
+		return bad("%s", err);
+	return 0;
+}
+
 /* --help lists the kinds an option takes, from their tables. */
+static void list_modes(FILE *f)
+{
+	for (unsigned i = 0; i < COMPARE_MODE_COUNT; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(compare_modes[i].help) && compare_modes[i].help[k];
+		     k++)
+			fprintf(f, "%24s%-10s %s\n", "", k ? "" : compare_modes[i].name,
+				compare_modes[i].help[k]);
+}
+
 static void list_strategies(FILE *f)
 {
 	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++) {
@@ -318,8 +339,21 @@ static void list_backings(FILE *f)
 static int check_paging(struct config *cfg, int delay_given, char *err, size_t errlen)
 {
 	uint64_t slices = paging_slices(&cfg->vm);
+	int uffd_mode = 0; /* --compare runs some mode with --paging uffd */
 
+	for (unsigned i = 0; cfg->compare && i < cfg->ncompare_modes; i++)
+		uffd_mode |=
+			cfg->compare_modes[i] == MODE_UFFD ||
+			compare_mode_needs_recording(cfg->compare_modes[i], &cfg->vm);
+	if (cfg->compare && cfg->vm.record_touch_path) {
+		snprintf(
+			err, errlen,
+			"--record-touch records one run, not a --compare (--compare=...,replay records the order it replays)");
+		return -EINVAL;
+	}
 	if (cfg->vm.paging != PAGING_UFFD) {
+		if (uffd_mode)
+			return 0; /* the uffd modes take --uffd-threads, --uffd-delay-us */
 		if (cfg->vm.uffd_threads || delay_given)
 			snprintf(err, errlen,
 				 "--uffd-threads and --uffd-delay-us need --paging uffd");
@@ -334,7 +368,7 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	if (cfg->compare) {
 		snprintf(
 			err, errlen,
-			"--compare runs the guest lazily and with --eager under the kernel's paging; it does not take --paging uffd");
+			"--compare runs its modes under the paging each chooses; it does not take --paging uffd (the uffd mode is lazy with --paging uffd: --compare=lazy,uffd)");
 		return -EINVAL;
 	}
 	if (cfg->vm.eager != EAGER_NONE && cfg->vm.eager != EAGER_TOUCH) {
@@ -362,6 +396,34 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	return 0;
 }
 
+/*
+ * "--compare lazy,eager g.bin": getopt's optional arguments need '=', so
+ * the list became the guest image. When argv[i] follows a bare --compare,
+ * is no file, and has a comma or is a mode's name, say so with the command
+ * line corrected. 1 with msg set, or 0.
+ */
+static int compare_list_misplaced(int argc, char **argv, int i, char *msg, size_t len)
+{
+	int mode = 0;
+	size_t at;
+
+	for (unsigned m = 0; m < COMPARE_MODE_COUNT; m++)
+		mode |= !strcmp(argv[i], compare_modes[m].name);
+	if (i < 1 || strcmp(argv[i - 1], "--compare") || access(argv[i], F_OK) == 0 ||
+	    (!strchr(argv[i], ',') && !mode))
+		return 0;
+	at = (size_t)snprintf(
+		msg, len,
+		"'%s' after --compare is taken as the guest image, and there is no such file: the list needs '=' (--compare=%s):\n ",
+		argv[i], argv[i]);
+	for (int k = 0; k < argc && at < len; k++)
+		if (k != i)
+			at += (size_t)snprintf(msg + at, len - at, " %s%s%s", argv[k],
+					       k == i - 1 ? "=" : "",
+					       k == i - 1 ? argv[i] : "");
+	return 1;
+}
+
 #define OPT_HELP    'h'
 #define OPT_VERSION 'V'
 
@@ -373,7 +435,6 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	{                                           \
 		return &cfg->field;                 \
 	}
-FLAG(compare, compare)
 FLAG(strict_io, vm.strict_io)
 FLAG(no_sandbox, no_sandbox)
 FLAG(quiet, quiet)
@@ -559,21 +620,23 @@ static const struct opt {
 	  NULL },
 	{ "compare",
 	  0,
-	  no_argument,
-	  NULL,
-	  { "run the guest lazily and with --eager (its HOW, or auto),",
-	    "each in a fresh VM; print both timelines and a verdict",
-	    "(eager cost, first-touch time saved, break-even)" },
-	  NULL,
-	  NULL,
-	  flag_compare },
+	  optional_argument,
+	  "[=LIST]",
+	  { "run the guest in each mode of LIST (default lazy,eager;",
+	    "the '=' is needed), each in a fresh VM; print their",
+	    "timelines, a table and a verdict ranking them by first",
+	    "useful work (lazy and eager: cost, saved, break-even):" },
+	  set_compare,
+	  list_modes,
+	  NULL },
 	{ "repeat",
 	  0,
 	  required_argument,
 	  "N",
 	  { "run the guest N times, each in a fresh VM (with --compare,",
-	    "N of each in ABBA order: lazy eager eager lazy ...); print",
-	    "median [min-max] per phase, sweep row and summary (default 1)" },
+	    "N of each, round by round in a Williams order: two modes",
+	    "ABBA, lazy eager eager lazy ...); print median [min-max]",
+	    "per phase, sweep row and summary (default 1)" },
 	  set_repeat,
 	  NULL,
 	  NULL },
@@ -735,7 +798,7 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	struct option longopts[ARRAY_SIZE(opts) + 1];
 	char shorts[2 * ARRAY_SIZE(opts) + 4] = "+:";
 	size_t ns = strlen(shorts);
-	char msg[320];
+	char msg[1024];
 	int c, delay_given;
 
 	*cfg = (struct config){ .vm = { .mem_bytes = MVM_DEFAULT_MEM_BYTES,
@@ -839,6 +902,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		cfg->vm.guest_path = NULL;
 	} else if (optind < argc && strcmp(argv[optind], "--")) {
 		cfg->vm.guest_path = argv[optind++];
+		if (compare_list_misplaced(argc, argv, optind - 1, msg, sizeof(msg)))
+			return bad("%s", msg);
 	} else {
 		cfg->vm.guest_path = NULL;
 		if (optind < argc)

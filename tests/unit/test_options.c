@@ -154,3 +154,81 @@ void test_options(void)
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--paging", "uffd",
 					       "--eager=touch", "g", NULL }) == 0);
 }
+
+/* --compare=LIST: the modes' names, each mode's machine, and the list that lost its '='. */
+void test_compare_modes(void)
+{
+	struct config c;
+	struct vm_config m;
+	unsigned modes[COMPARE_MAX_MODES], n;
+	char err[256];
+
+	CHECK(compare_modes_parse("lazy,eager,background,uffd,replay", modes, &n, err,
+				  sizeof(err)) == 0);
+	CHECK(n == 5 && modes[0] == MODE_LAZY && modes[2] == MODE_BACKGROUND &&
+	      modes[4] == MODE_REPLAY);
+	CHECK(compare_modes_parse("lazy,nope", modes, &n, err, sizeof(err)) == -EINVAL);
+	CHECK_STR_CONTAINS(
+		err, "no mode 'nope': modes are lazy, eager, background, uffd, replay");
+	CHECK(compare_modes_parse("lazy", modes, &n, err, sizeof(err)) == -EINVAL);
+	CHECK(compare_modes_parse("lazy,,eager", modes, &n, err, sizeof(err)) == -EINVAL);
+	CHECK(compare_modes_parse("eager,lazy,eager", modes, &n, err, sizeof(err)) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "eager twice");
+
+	/* No list: lazy, eager (today's --compare); a list needs '='. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare", "g", NULL }) == 0);
+	CHECK(c.compare && c.ncompare_modes == 2 && c.compare_modes[0] == MODE_LAZY &&
+	      c.compare_modes[1] == MODE_EAGER && c.vm.eager == EAGER_AUTO);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare=uffd,lazy",
+					       "--uffd-delay-us", "30", "g", NULL }) ==
+	      0);
+	CHECK(c.ncompare_modes == 2 && c.compare_modes[0] == MODE_UFFD &&
+	      c.vm.paging == PAGING_KERNEL && c.vm.uffd_delay_us == 30);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare", "lazy,uffd", "--",
+					       "flat", NULL }) == -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare", "eager", NULL }) ==
+	      -EINVAL);
+	/* Not the uffd options without a uffd mode, nor --record-touch in a compare. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare", "--uffd-threads",
+					       "1", "g", NULL }) == -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare=lazy,uffd",
+					       "--record-touch", "f", "g", NULL }) ==
+	      -EINVAL);
+
+	/* Each mode's machine from the same options: what it sets, and what it clears. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare", "--eager=populate",
+					       "--eager-threads", "2", "-c", "2", "g",
+					       NULL }) == 0);
+	CHECK(compare_modes[MODE_LAZY].apply(&c.vm, &m, err, sizeof(err)) == 0);
+	CHECK(m.eager == EAGER_NONE && !m.eager_threads && !m.eager_background &&
+	      m.paging == PAGING_KERNEL && m.vcpus == 2);
+	CHECK(compare_modes[MODE_EAGER].apply(&c.vm, &m, err, sizeof(err)) == 0);
+	CHECK(m.eager == EAGER_POPULATE && m.eager_threads == 2 && !m.eager_background);
+	CHECK(compare_modes[MODE_BACKGROUND].apply(&c.vm, &m, err, sizeof(err)) == 0);
+	CHECK(m.eager == EAGER_POPULATE && m.eager_background && !m.eager_order);
+	CHECK(compare_modes[MODE_UFFD].apply(&c.vm, &m, err, sizeof(err)) == 0);
+	CHECK(m.eager == EAGER_NONE && m.paging == PAGING_UFFD && m.uffd_threads == 2);
+	CHECK(compare_modes[MODE_REPLAY].apply(&c.vm, &m, err, sizeof(err)) == 0);
+	CHECK(m.eager_background && !m.eager_order &&
+	      compare_mode_needs_recording(MODE_REPLAY, &c.vm) &&
+	      !compare_mode_needs_recording(MODE_BACKGROUND, &c.vm));
+	compare_recording_config(&c.vm, "r.touch", &m);
+	CHECK(m.paging == PAGING_UFFD && m.eager == EAGER_NONE &&
+	      !strcmp(m.record_touch_path, "r.touch") && m.uffd_delay_us == 0);
+	/* An order file is replay's; an order's name is background's. */
+	c.vm.eager_order = "order.touch";
+	CHECK(compare_modes[MODE_REPLAY].apply(&c.vm, &m, err, sizeof(err)) == 0);
+	CHECK(m.eager_order && !strcmp(m.eager_order, "order.touch") &&
+	      !compare_mode_needs_recording(MODE_REPLAY, &c.vm));
+	CHECK(compare_modes[MODE_BACKGROUND].apply(&c.vm, &m, err, sizeof(err)) == 0 &&
+	      !m.eager_order);
+	c.vm.eager_order = "back";
+	CHECK(compare_modes[MODE_BACKGROUND].apply(&c.vm, &m, err, sizeof(err)) == 0 &&
+	      m.eager_order && !strcmp(m.eager_order, "back"));
+	/* Background is the host's: not with the guest's own touch pass. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare=lazy,background",
+					       "--eager=touch", "g", NULL }) == 0);
+	CHECK(compare_modes[MODE_BACKGROUND].apply(&c.vm, &m, err, sizeof(err)) ==
+	      -EINVAL);
+}

@@ -128,13 +128,29 @@ struct vm_config {
 	const char *record_touch_path; /* --record-touch FILE */
 	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
 	unsigned eager_threads;	       /* 0: the vCPU threads do it */
-	double timeout_s;	       /* 0: none */
-	int strict_io; /* --strict-io: unclaimed port or MMIO access ends the run */
-	int raw;       /* --raw: a flat binary without the minivmm header */
+	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
+	const char *
+		eager_order; /* --eager-order: front (NULL), back, frontier, or a --record-touch FILE */
+	double timeout_s; /* 0: none */
+	int strict_io;	  /* --strict-io: unclaimed port or MMIO access ends the run */
+	int raw;	  /* --raw: a flat binary without the minivmm header */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
 };
+
+/* ---- check.c: can a vm_config run on this machine, without making a VM ----- */
+/*
+ * What setup would refuse for want of this machine's support, found before
+ * any run (--compare checks every mode's config first): KVM_PRE_FAULT_MEMORY
+ * for --eager=prefault, a userfaultfd for --paging uffd (and the backing's
+ * mode of it), host memory for an up-front --eager, a background eager in
+ * this build, a --eager-order FILE that fits the RAM. Opens /dev/kvm and a
+ * userfaultfd, and closes them; creates no VM. 0, or -errno with err set:
+ * -EINVAL when the config is a usage error (a bad order file), any other
+ * when this machine cannot run it (-EOPNOTSUPP, -EPERM, -ENOMEM, ...).
+ */
+int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen);
 
 #define MVM_MIN_MEM_BYTES   (8ULL << 20)
 #define MVM_IMAGE_MAX_BYTES (64ULL << 20)

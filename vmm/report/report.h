@@ -59,6 +59,7 @@ enum legend_table {
 	LEGEND_COUNTERS,
 	LEGEND_EAGER,
 	LEGEND_REPEAT,
+	LEGEND_COMPARE,
 	LEGEND_VERDICT,
 	LEGEND_TABLE_COUNT
 };
@@ -139,8 +140,12 @@ struct run_set {
 };
 void aggregate_print(const struct run_set *s, int sweep_tables, FILE *f);
 void aggregate_write_json(const struct run_set *s, struct json *j); /* as s->label */
-void compare_table_print(const struct run_set *lazy, const struct run_set *eager,
-			 enum eager_strategy how, FILE *f);
+/*
+ * --compare: every phase of every mode side by side (n sets, each with
+ * runs): for two modes ends, durations and pf_taken with spreads; for more,
+ * compact (medians of the ends and pf_taken).
+ */
+void compare_table_print(const struct run_set *sets, unsigned n, FILE *f);
 
 /* ---- verdict.c: --compare's verdict, printed and written ------------------ */
 void verdict_print(const struct verdict *v, FILE *f);
@@ -156,10 +161,12 @@ struct experiment_view {
 	unsigned planned;	       /* runs planned, warm-ups included */
 	unsigned done;		       /* runs that started */
 	unsigned repeat, warmup;       /* measured runs of each mode, warm-ups */
-	unsigned nmodes;	       /* 1, or 2 for --compare */
+	unsigned nmodes;	       /* 1, or --compare's modes */
 	const char *kind;	       /* "repeat" or "compare" (planned > 1) */
-	const char *const *mode_label; /* nmodes */
+	const char *const *mode_label; /* nmodes (and the recording's, "record") */
 	const unsigned *mode;	       /* planned: each run's mode */
+	int recording;		       /* run 1 recorded the order replay replays */
+	const char *record_path;
 	const int *is_warmup;	       /* planned */
 	const struct run_view *runs;   /* done */
 	const struct verdict *verdict; /* NULL when there is none */

@@ -256,6 +256,22 @@ static void resources_json(const struct experiment_view *x, struct json *j)
 	json_end_object(j);
 }
 
+/* The run that recorded the first-touch order the replay runs replay (run 1, not counted). */
+static void recording_json(const struct experiment_view *x, struct json *j)
+{
+	struct paging_facts pg;
+
+	json_begin_object(j, "recording");
+	json_u64(j, "index", 1);
+	json_string(j, "path", x->record_path);
+	if (x->done && !paging_facts(x->runs[0].paging, &pg)) {
+		json_u64(j, "pages", pg.recorded);
+		if (pg.record_err)
+			json_string(j, "error", strerror(-pg.record_err));
+	}
+	json_end_object(j);
+}
+
 static void build(struct json *j, const void *arg)
 {
 	const struct experiment_view *x = arg;
@@ -279,6 +295,14 @@ static void build(struct json *j, const void *arg)
 		json_string(j, NULL, x->mode_label[x->mode[i]]);
 	json_end_array(j);
 	json_u64(j, "runs_done", x->done);
+	if (!strcmp(x->kind, "compare")) {
+		json_begin_array(j, "modes");
+		for (unsigned m = 0; m < x->nmodes; m++)
+			json_string(j, NULL, x->mode_label[m]);
+		json_end_array(j);
+	}
+	if (x->recording)
+		recording_json(x, j);
 	json_end_object(j);
 	json_begin_array(j, "runs");
 	for (unsigned i = 0; i < x->done; i++) {
