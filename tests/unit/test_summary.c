@@ -80,4 +80,11 @@ void test_verdict(void)
 		eager[i].s.ms[SUM_FIRST_PASS] = lazy[i].s.ms[SUM_FIRST_PASS] + 5;
 	compare_verdict(lazy, eager, 3, &v);
 	CHECK(v.break_even.n == 0 && v.never == 3);
+
+	/* A run interrupted before its guest ran measured no setup: left out, never a -1 in a spread. */
+	eager[2].s.ms[SUM_SETUP] = -1;
+	eager[2].s.ms[SUM_EAGER] = -1;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.setup_eager_ms.n == 2 && v.setup_eager_ms.min == 400);
+	CHECK(v.eager_cost_ms.n == 2 && v.eager_cost_ms.min == 390);
 }
