@@ -370,7 +370,8 @@ static void eager_done(struct run *r)
 		return;
 	timeline_mark_at(r->tl, PHASE_EAGER_DONE, eager_end_time(r->eager), 0);
 	if (r->o.verbose) {
-		eager_report(r->eager, stdout);
+		eager_report(r->eager, vm_stopping(r->vm) ? vm_end_reason(r->vm) : NULL,
+			     stdout);
 		fflush(stdout);
 	}
 }

@@ -310,6 +310,7 @@ struct eager_facts {
 	unsigned nthreads;
 	int on_vcpu_threads;
 	uint64_t total_bytes;
+	uint64_t done_bytes; /* of total_bytes: less when the run was stopped first */
 	double seconds;
 	int64_t resident_before, resident_after; /* mincore; -1 unknown */
 	int64_t populated;			 /* after - before, or -1 */
@@ -321,6 +322,7 @@ struct eager_facts {
 struct eager_thread_facts {
 	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through */
 	uint64_t gpa, bytes;
+	uint64_t done; /* of bytes */
 	double t0, t1;
 	int fell_back;
 	struct prefault_stats pf;
