@@ -35,7 +35,7 @@ struct vm {
 	pthread_mutex_t lock;
 	pthread_t main_thread;
 	enum run_end end; /* read without the lock by vm_stopping() */
-	int status;	  /* guest's exit status, when end == END_GUEST_EXIT */
+	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
 	char message[768];
 	unsigned running; /* vCPU threads still in their run loop */
 };
