@@ -40,6 +40,17 @@ int parse_size(const char *s, uint64_t *out);
 void options_usage(FILE *f); /* the --help text, built from the tables */
 const char *options_default_guest(void);
 
+/* ---- suggest.c: what to type instead (pure) ------------------------------ */
+/*
+ * The option nearest `typed` (a long option's name without "--", maybe with
+ * "=VALUE") among names[0..n): "--NAME", or "--A, --B" when typed begins
+ * several, in buf; NULL when none is near (more than two edits away).
+ */
+const char *suggest_option(const char *typed, const char *const *names, unsigned n,
+			   char *buf, size_t len);
+/* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
+const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
+
 /* ---- run.c: one measured run -------------------------------------------- */
 
 /*
