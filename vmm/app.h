@@ -84,6 +84,8 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o);
 int run_register_devices(struct run *r);
 /* Set up, run the guest to its end, tear the VM down. Returns the exit status. */
 int run_execute(struct run *r);
+/* Instead of run_execute: the run ends before it starts, as `end`, saying why. The status. */
+int run_refuse(struct run *r, enum run_end end, const char *why);
 /* What ended the run, unclaimed devices, dropped console output, the timeline. */
 void run_report(struct run *r, int status, int timeline);
 /* The run's pieces, for the report; valid until run_free(). */

@@ -148,12 +148,61 @@ static void header(const struct experiment *x, unsigned i)
 	fflush(stdout);
 }
 
+/*
+ * Can every mode of the plan run here? Asked before the first run: else
+ * --compare --eager=prefault on a KVM without it would run all the lazy
+ * runs first. 0, or -errno with why set.
+ */
+static int check_modes(const struct experiment *x, char *why, size_t len)
+{
+	char err[512];
+
+	for (unsigned m = 0; m < x->nmodes; m++) {
+		int e = vm_config_check(&x->mode_cfg[m].vm, err, sizeof(err));
+
+		if (e) {
+			if (x->nmodes > 1)
+				snprintf(
+					why, len,
+					"--compare: the %s runs cannot run here, so none was started: %s",
+					x->label[m], err);
+			else
+				snprintf(
+					why, len,
+					"--repeat: the runs cannot run here, so none was started: %s",
+					err);
+			return e;
+		}
+	}
+	return 0;
+}
+
 /* Run the plan until it ends or a run fails; returns the first non-zero status. */
 static int execute(struct experiment *x)
 {
 	int status = EXIT_GUEST_OK;
+	char why[768];
+	int e = x->planned > 1 ? check_modes(x, why, sizeof(why)) : 0;
 
 	count_resources(x, 0);
+	if (e) {
+		/* The first run carries the refusal, so the results file says why. */
+		const struct run_opts o = { .env = x->env,
+					    .t_exec = x->cfg->t_exec,
+					    .out = x->out };
+		struct run *r = x->runs[0] = run_new(&x->mode_cfg[x->mode[0]], &o);
+
+		if (!r) {
+			fprintf(stderr, "minivmm: out of memory\n");
+			return EXIT_HOST;
+		}
+		x->done = 1;
+		status = run_refuse(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR, why);
+		run_view(r, &x->views[0]);
+		run_report(r, status, 0);
+		count_resources(x, 1);
+		return status;
+	}
 	for (unsigned i = 0; i < x->planned; i++) {
 		struct run *r;
 		const struct run_opts o = { .env = x->env,

@@ -464,6 +464,14 @@ int run_execute(struct run *r)
 									 : status;
 }
 
+int run_refuse(struct run *r, enum run_end end, const char *why)
+{
+	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
+	setup_fail(r, end, "%s", why);
+	timeline_mark(r->tl, PHASE_VM_EXIT);
+	return vm_exit_status(r->vm);
+}
+
 /* --- what the run measured ------------------------------------------------- */
 
 void run_view(const struct run *r, struct run_view *v)

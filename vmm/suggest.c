@@ -28,8 +28,8 @@ static unsigned distance(const char *a, const char *b)
 				best = d[i - 1][j] + 1;
 			if (d[i][j - 1] + 1 < best)
 				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
 				best = d[i - 2][j - 2] + 1;
 			d[i][j] = best;
 		}
@@ -64,7 +64,8 @@ const char *suggest_option(const char *typed, const char *const *names, unsigned
 		unsigned d = distance(name, names[i]);
 
 		/* One name inside the other ("--memory", "--mem") is near whatever the distance. */
-		if (k >= 3 && (starts_with(name, names[i]) || starts_with(names[i], name)))
+		if (k >= 3 &&
+		    (starts_with(name, names[i]) || starts_with(names[i], name)))
 			d = d < 2 ? d : 2;
 		if (d < best) {
 			best = d;

@@ -89,11 +89,8 @@ static int module_param(const char *path)
  * shadow paging; kvm_intel and kvm_amd use EPT/NPT unless their ept/npt
  * parameter is off.
  */
-void platform_detect(struct vm *vm)
+static void platform_kind(struct platform *p)
 {
-	struct platform *p = &vm->plat;
-	long khz;
-
 	if (access("/sys/module/kvm_pvm", F_OK) == 0) {
 		strcpy(p->kvm, "pvm");
 		p->tdp = 0;
@@ -107,6 +104,14 @@ void platform_detect(struct vm *vm)
 		strcpy(p->kvm, "unknown");
 		p->tdp = module_param("/sys/module/kvm/parameters/tdp_mmu") == 1;
 	}
+}
+
+void platform_detect(struct vm *vm)
+{
+	struct platform *p = &vm->plat;
+	long khz;
+
+	platform_kind(p);
 	p->pre_fault =
 		ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PRE_FAULT_MEMORY) > 0;
 	p->stats_fd = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) > 0;
@@ -117,4 +122,34 @@ void platform_detect(struct vm *vm)
 		p->max_vcpus = 4; /* KVM's documented minimum when neither cap answers */
 	khz = ioctl(vm->vm_fd, KVM_GET_TSC_KHZ, 0);
 	p->tsc_khz = khz > 0 ? (uint32_t)khz : 0;
+}
+
+int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	struct platform p = { 0 };
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC), r = 0;
+
+	if (fd < 0) {
+		int e = errno;
+
+		open_failed(e, err, errlen);
+		return -e;
+	}
+	/* Asked of /dev/kvm itself: KVM answers it for any VM on this host. */
+	if (cfg->eager == EAGER_PREFAULT &&
+	    ioctl(fd, KVM_CHECK_EXTENSION, KVM_CAP_PRE_FAULT_MEMORY) <= 0) {
+		platform_kind(&p);
+		snprintf(
+			err, errlen,
+			"--eager=prefault: this KVM lacks KVM_CAP_PRE_FAULT_MEMORY (236; Linux >= 6.11 with EPT/NPT; platform here: %s, %s paging); use --eager=populate",
+			p.kvm, p.tdp ? "tdp" : "shadow");
+		r = -EOPNOTSUPP;
+	} else if (cfg->eager != EAGER_NONE && cfg->eager != EAGER_TOUCH &&
+		   !cfg->mem_path && !cfg->reservoir && !cfg->backing->hugetlb_sysfs) {
+		/* Fresh memory backed up front: eager_plan's own check, made early. */
+		r = mm_ram_check_capacity(cfg->backing, cfg->mem_bytes, NULL, err,
+					  errlen);
+	}
+	close(fd);
+	return r;
 }

@@ -174,6 +174,14 @@ int kvm_open(struct vm *vm, char *err, size_t errlen);
 int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
 void platform_detect(struct vm *vm);
 /*
+ * Can cfg run here, as far as can be told without creating a VM: /dev/kvm
+ * opens, the eager strategy exists on this KVM (prefault needs
+ * KVM_CAP_PRE_FAULT_MEMORY), fresh RAM that eager backs up front fits in
+ * MemAvailable. For a plan of several runs, before the first. 0, or -errno
+ * with err set in the words setup would use.
+ */
+int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen);
+/*
  * Map guest RAM as cfg asks (fresh memory, a --mem-path file, a reservoir
  * lease; a file's file system decides the backing unless --backing was
  * given) and register it as memslot 0. 0, or -errno with err set: -EINVAL
