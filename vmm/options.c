@@ -597,7 +597,7 @@ static const struct opt {
 	  no_argument,
 	  NULL,
 	  { "end the run (exit 4) at the first port or MMIO access",
-	    "no device claims (default: count them, reads see ~0)" },
+	    "no device claims (default: count them; reads see all-ones)" },
 	  NULL,
 	  NULL,
 	  flag_strict_io },
@@ -755,7 +755,9 @@ void options_usage(FILE *f)
 	fprintf(f,
 		"-- go to the guest (boot info /chosen); the first names the workload:\n");
 	fprintf(f,
-		"sweep (the default), flat, perm, hello, ...; '-- help' lists them.\n");
+		"sweep (the default), flat, perm, hello, ...; '-- help' lists them. Options\n");
+	fprintf(f,
+		"go before GUEST.bin, by their full names (--vcpus, not --vcpu: no abbreviations).\n");
 	fprintf(f, "\nExit status (and exit.reason in the results file):\n");
 	for (unsigned i = 0; i < exit_status_count; i++) {
 		char names[256] = "", line[512];

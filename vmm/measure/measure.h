@@ -234,6 +234,7 @@ struct verdict {
 	struct spread
 		break_even; /* fraction of RAM, over the pairs where eager saved time */
 	unsigned never;	    /* pairs where eager saved no first-touch time */
+	unsigned above_all; /* pairs whose break-even is above 1: eager never pays off */
 };
 /* From n lazy and n eager runs (pair i: lazy[i], eager[i]). Pure: unit-tested. */
 void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,

@@ -72,11 +72,13 @@ void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager
 			lazy[i].s.ms[SUM_FIRST_PASS] - eager[i].s.ms[SUM_FIRST_PASS];
 
 		if (saved > 0 && lazy[i].touched_bytes > 0 &&
-		    eager[i].s.ms[SUM_EAGER] >= 0)
-			be[nbe++] = eager[i].s.ms[SUM_EAGER] /
-				    (saved / lazy[i].touched_bytes * lazy[i].ram_bytes);
-		else
+		    eager[i].s.ms[SUM_EAGER] >= 0) {
+			be[nbe] = eager[i].s.ms[SUM_EAGER] /
+				  (saved / lazy[i].touched_bytes * lazy[i].ram_bytes);
+			v->above_all += be[nbe++] > 1;
+		} else {
 			v->never++;
+		}
 	}
 	spread_of(be, nbe, &v->break_even);
 }
