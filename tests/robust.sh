@@ -78,3 +78,12 @@ if [ "$(cat "$OUT/int-sweep.rc")" = 130 ] &&
 else
 	fail int-sweep "status $(cat "$OUT/int-sweep.rc"): $(grep 'first useful work' "$OUT/int-sweep.out")"
 fi
+# --compare stopped in its eager run: no verdict from a population cut short.
+interrupt_when int-compare '[ "$(awk "/^VmRSS/ { print \$2 }" /proc/$pid/status 2>/dev/null || echo 0)" -gt 131072 ]' \
+	$MINIVMM --compare --mem 3G -o "$OUT/int-compare.json" $GUEST -- flat --max-mib 4
+if [ "$(cat "$OUT/int-compare.rc")" = 0 ]; then
+	skip int-compare "eager populated all 3 GiB before the signal"
+else
+	jq_true int-compare "$OUT/int-compare.json" \
+		'(.verdict == null) and .runs[-1].exit.reason == "interrupted" and (.runs[-1].eager.complete | not)'
+fi
