@@ -47,8 +47,9 @@ void eager_report(const struct eager *e, const char *stopped, FILE *f)
 			(unsigned long long)t.gpa, t.t1 - t.t0);
 		if (x.strategy == EAGER_PREFAULT)
 			fprintf(f,
-				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
-				t.vcpu, t.pf.calls, t.pf.retries);
+				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u call%s, %u retr%s",
+				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
+				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}

@@ -55,12 +55,13 @@ void verdict_print(const struct verdict *v, FILE *f)
 			v->touched_bytes / BYTES_PER_MIB);
 		if (v->above_all)
 			fprintf(f,
-				"  (above 100%% in %u of %u pairs: there eager cost more up front than lazy's first touch of all of RAM would, so it never pays off)\n",
-				v->above_all, v->break_even.n);
+				"  (above 100%% in %u of %u pair%s: there eager cost more up front than lazy's first touch of all of RAM would, so it never pays off)\n",
+				v->above_all, v->break_even.n,
+				v->break_even.n == 1 ? "" : "s");
 		if (v->never)
 			fprintf(f,
-				"  (in %u of %u pairs eager saved no first-touch time)\n",
-				v->never, v->pairs);
+				"  (in %u of %u pair%s eager saved no first-touch time)\n",
+				v->never, v->pairs, v->pairs == 1 ? "" : "s");
 	} else {
 		fprintf(f,
 			"  break-even: never (eager saved no first-touch time here)\n");
