@@ -72,7 +72,9 @@ jq_true int-eager-json "$OUT/int-eager.json" \
 # A sweep stopped in its first pass did not reach first useful work (it marks one at the pass's end).
 interrupt_when int-sweep 'grep -q "^ *1 " "$OUT/int-sweep.out"' \
 	$MINIVMM --mem 256M -o "$OUT/int-sweep.json" $GUEST -- sweep --max-mib 128 --iterations 1
-if [ "$(cat "$OUT/int-sweep.rc")" = 130 ] &&
+if grep -q '| first useful work: [0-9]' "$OUT/int-sweep.out"; then
+	skip int-sweep "the first pass ended before the signal (a fast machine)"
+elif [ "$(cat "$OUT/int-sweep.rc")" = 130 ] &&
 	grep -q '| first useful work: not reached (the run ended before the workload did: interrupted) |' "$OUT/int-sweep.out"; then
 	pass int-sweep
 else
