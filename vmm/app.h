@@ -81,6 +81,17 @@ int parse_size(const char *s, uint64_t *out);
 void options_usage(FILE *f); /* the --help text, built from the tables */
 const char *options_default_guest(void);
 
+/* ---- suggest.c: what to type instead (pure) ------------------------------ */
+/*
+ * The option nearest `typed` (a long option's name without "--", maybe with
+ * "=VALUE") among names[0..n): "--NAME", or "--A, --B" when typed begins
+ * several, in buf; NULL when none is near (more than two edits away).
+ */
+const char *suggest_option(const char *typed, const char *const *names, unsigned n,
+			   char *buf, size_t len);
+/* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
+const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
+
 /* ---- run.c: one measured run -------------------------------------------- */
 
 /*
@@ -114,6 +125,8 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o);
 int run_register_devices(struct run *r);
 /* Set up, run the guest to its end, tear the VM down. Returns the exit status. */
 int run_execute(struct run *r);
+/* Instead of run_execute: the run ends before it starts, as `end`, saying why. The status. */
+int run_refuse(struct run *r, enum run_end end, const char *why);
 /* What ended the run, unclaimed devices, dropped console output, the timeline. */
 void run_report(struct run *r, int status, int timeline);
 /* The run's pieces, for the report; valid until run_free(). */
@@ -130,9 +143,10 @@ void run_free(struct run *r);
  */
 void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigned *out);
 /*
- * Before any output file is opened: every mode of a --compare can run here
- * (vm_config_check) and fits the options. 0, or the exit status after a
- * message (EXIT_USAGE, EXIT_HOST).
+ * Before any output file is opened: a --compare's list of modes fits the
+ * other options. 0, or EXIT_USAGE after a message. (Whether each mode can
+ * run on this machine is asked before the first run, which carries a
+ * refusal into the results file.)
  */
 int experiment_check(const struct config *cfg);
 int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o);

@@ -174,34 +174,11 @@ static const char *mode_what(const struct experiment *x, unsigned m, char *buf,
 int experiment_check(const struct config *cfg)
 {
 	struct experiment x = { .cfg = cfg };
-	char err[1024], what[PATH_MAX + 96];
-	int r;
+	char err[1024];
 
-	if (!cfg->compare)
-		return 0;
-	r = build_modes(&x, err, sizeof(err));
-	if (r) {
+	if (cfg->compare && build_modes(&x, err, sizeof(err))) {
 		fprintf(stderr, "minivmm: %s\n", err);
 		return EXIT_USAGE;
-	}
-	for (unsigned m = 0; m < x.nmodes + (unsigned)x.recording; m++) {
-		struct vm_config c = x.mode_cfg[m].vm;
-
-		if (c.eager_order == x.record_path)
-			c.eager_order =
-				NULL; /* recorded by the first run: not there yet */
-		r = vm_config_check(&c, err, sizeof(err));
-		if (!r)
-			continue;
-		if (m == x.nmodes)
-			fprintf(stderr,
-				"minivmm: --compare: mode replay first records the guest's first-touch order (%s), which cannot run here: %s (or give --eager-order FILE)\n",
-				mode_what(&x, m, what, sizeof(what)), err);
-		else
-			fprintf(stderr,
-				"minivmm: --compare: mode %s (%s) cannot run here: %s; no run was started\n",
-				x.label[m], mode_what(&x, m, what, sizeof(what)), err);
-		return r == -EINVAL ? EXIT_USAGE : EXIT_HOST;
 	}
 	return 0;
 }
@@ -311,12 +288,71 @@ static int recorded(const struct experiment *x, unsigned i)
 	return EXIT_GUEST_OK;
 }
 
+/*
+ * Can every mode of the plan (the recording run too) run here? Asked before
+ * the first run: else --compare --eager=prefault on a KVM without it would
+ * run all the lazy runs first. 0, or -errno with why set.
+ */
+static int check_modes(const struct experiment *x, char *why, size_t len)
+{
+	char err[512], what[PATH_MAX + 96];
+
+	for (unsigned m = 0; m < x->nmodes + (unsigned)x->recording; m++) {
+		struct vm_config c = x->mode_cfg[m].vm;
+		int e;
+
+		if (c.eager_order == x->record_path)
+			c.eager_order =
+				NULL; /* recorded by the first run: not there yet */
+		e = vm_config_check(&c, err, sizeof(err));
+		if (!e)
+			continue;
+		if (m == x->nmodes)
+			snprintf(
+				why, len,
+				"--compare: mode replay first records the guest's first-touch order (%s), which cannot run here, so no run was started: %s (or give --eager-order FILE)",
+				mode_what(x, m, what, sizeof(what)), err);
+		else if (x->cfg->compare)
+			snprintf(
+				why, len,
+				"--compare: mode %s (%s) cannot run here, so no run was started: %s",
+				x->label[m], mode_what(x, m, what, sizeof(what)), err);
+		else
+			snprintf(
+				why, len,
+				"--repeat: the runs cannot run here, so none was started: %s",
+				err);
+		return e;
+	}
+	return 0;
+}
+
 /* Run the plan until it ends or a run fails; returns the first non-zero status. */
 static int execute(struct experiment *x)
 {
 	int status = EXIT_GUEST_OK;
+	char why[768];
+	int e = x->planned > 1 ? check_modes(x, why, sizeof(why)) : 0;
 
 	count_resources(x, 0);
+	if (e) {
+		/* The first run carries the refusal, so the results file says why. */
+		const struct run_opts o = { .env = x->env,
+					    .t_exec = x->cfg->t_exec,
+					    .out = x->out };
+		struct run *r = x->runs[0] = run_new(&x->mode_cfg[x->mode[0]], &o);
+
+		if (!r) {
+			fprintf(stderr, "minivmm: out of memory\n");
+			return EXIT_HOST;
+		}
+		x->done = 1;
+		status = run_refuse(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR, why);
+		run_view(r, &x->views[0]);
+		run_report(r, status, 0);
+		count_resources(x, 1);
+		return status;
+	}
 	for (unsigned i = 0; i < x->planned; i++) {
 		struct run *r;
 		const struct run_opts o = { .env = x->env,
@@ -378,13 +414,21 @@ static int verdict_of(const struct experiment *x, struct verdict *v)
 	if (!x->cfg->compare || !rs || !facts)
 		goto none;
 	for (unsigned m = 0; m < x->nmodes; m++) {
-		n[m] = measured(x, m, rs + m * cap);
-		any += n[m];
-		for (unsigned i = 0; i < n[m]; i++)
-			run_facts(rs[m * cap + i], &facts[m * cap + i]);
+		unsigned all = measured(x, m, rs + m * cap);
+
+		/*
+		 * Runs that ended well: an interrupted eager run's cost is part of
+		 * one. A plan stops at its first failure, so only the last run
+		 * can be one, and pairs stay in step.
+		 */
+		n[m] = 0;
+		for (unsigned i = 0; i < all; i++)
+			if (vm_exit_status(rs[m * cap + i]->vm) == EXIT_GUEST_OK)
+				run_facts(rs[m * cap + i], &facts[m * cap + n[m]++]);
+		any += n[m] > 0;
 		fp[m] = facts + m * cap;
 	}
-	if (!any)
+	if (any < 2) /* nothing to compare: one mode at most ran to its end */
 		goto none;
 	memset(v, 0, sizeof(*v));
 	if (l >= 0 && e >= 0 && n[l] && n[e])

@@ -70,6 +70,12 @@ void test_verdict(void)
 	/* Pair 0: 390 ms up front against 900 ms saved per GiB touched, 4 GiB of RAM. */
 	CHECK(v.break_even.n == 3 &&
 	      fabs(v.break_even.median - 390.0 / (900.0 * 4)) < 1e-9);
+	CHECK(v.above_all == 0);
+	/* 5 s up front against 0.9 s saved per GiB of 4 GiB: above 100%, never pays off. */
+	eager[1].s.ms[SUM_EAGER] = 5000;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.above_all == 1 && v.break_even.max > 1);
+	eager[1].s.ms[SUM_EAGER] = 400;
 
 	/* Overlapping spreads: the verdict may not pick a side. */
 	eager[0].s.ms[SUM_FIRST_USEFUL_WORK] = 1150;
@@ -83,6 +89,13 @@ void test_verdict(void)
 		eager[i].s.ms[SUM_FIRST_PASS] = lazy[i].s.ms[SUM_FIRST_PASS] + 5;
 	compare_verdict(lazy, eager, 3, &v);
 	CHECK(v.break_even.n == 0 && v.never == 3);
+
+	/* A run interrupted before its guest ran measured no setup: left out, never a -1 in a spread. */
+	eager[2].s.ms[SUM_SETUP] = -1;
+	eager[2].s.ms[SUM_EAGER] = -1;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.setup_eager_ms.n == 2 && v.setup_eager_ms.min == 400);
+	CHECK(v.eager_cost_ms.n == 2 && v.eager_cost_ms.min == 390);
 }
 
 /* --compare's ranking: by median first useful work, how sure each step is, modes without work last. */

@@ -1,6 +1,7 @@
 /* Every unit test, in the order they run (X-macro list for unit_main.c). */
 T(parse_size)
 T(options)
+T(suggest)
 T(gpa_translator)
 T(hc_decode)
 T(pio_register)

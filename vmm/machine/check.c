@@ -37,8 +37,7 @@ static int check_kvm(const struct vm_config *cfg, char *err, size_t errlen)
 
 	if (fd < 0) {
 		e = errno;
-		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
-			 e == ENOENT ? " (is the kvm module loaded?)" : "");
+		kvm_open_failed(e, err, errlen);
 		return -e;
 	}
 	v = ioctl(fd, KVM_GET_API_VERSION, 0);
@@ -51,9 +50,13 @@ static int check_kvm(const struct vm_config *cfg, char *err, size_t errlen)
 		return -EPROTO;
 	}
 	if (cfg->eager == EAGER_PREFAULT && !pre_fault) {
+		struct platform p = { 0 };
+
+		platform_kind(&p);
 		snprintf(
 			err, errlen,
-			"--eager=prefault: this KVM lacks KVM_CAP_PRE_FAULT_MEMORY (236; Linux >= 6.11 with EPT/NPT); use --eager=populate");
+			"--eager=prefault: this KVM lacks KVM_CAP_PRE_FAULT_MEMORY (236; Linux >= 6.11 with EPT/NPT; platform here: %s, %s paging); use --eager=populate",
+			p.kvm, p.tdp ? "tdp" : "shadow");
 		return -EOPNOTSUPP;
 	}
 	return 0;

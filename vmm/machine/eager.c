@@ -37,6 +37,7 @@ struct eager_thread {
 	unsigned index;
 	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY goes through */
 	uint64_t gpa, bytes;
+	uint64_t done; /* of bytes: less when the run was stopped first */
 	double t0, t1;
 	int err; /* -errno */
 	int fell_back;
@@ -248,6 +249,7 @@ static void work(struct eager *e, struct eager_thread *t)
 				break;
 			}
 		}
+		t->done += n;
 		__atomic_fetch_add(&e->done_bytes, n, __ATOMIC_RELAXED);
 	}
 	t->t1 = now_s();
@@ -407,8 +409,10 @@ int eager_facts(const struct eager *e, struct eager_facts *f)
 				   .populated = populated(e),
 				   .backing = e->vm->ram.backend->name,
 				   .ceiling = e->roof ? &e->ceil : NULL };
-	for (unsigned i = 0; i < e->nthreads; i++)
+	for (unsigned i = 0; i < e->nthreads; i++) {
 		f->fell_back |= e->th[i].fell_back;
+		f->done_bytes += e->th[i].done;
+	}
 	return 0;
 }
 
@@ -422,6 +426,7 @@ int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t
 	*t = (struct eager_thread_facts){ .vcpu = th->vcpu,
 					  .gpa = th->gpa,
 					  .bytes = th->bytes,
+					  .done = th->done,
 					  .t0 = th->t0,
 					  .t1 = th->t1,
 					  .fell_back = th->fell_back,

@@ -79,8 +79,9 @@ enum run_end {
 	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
 	END_TIMEOUT,
 	END_INTERRUPTED,
-	END_HOST_ERROR, /* an ioctl or allocation failed on the host */
-	END_USAGE,	/* the options or the image do not fit together */
+	END_HOST_ERROR,	 /* an ioctl or allocation failed on the host */
+	END_USAGE,	 /* the options or the image do not fit together */
+	END_GUEST_USAGE, /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
 	END_COUNT
 };
 
@@ -225,7 +226,7 @@ void vm_set_end(struct vm *vm, enum run_end end, const char *fmt, va_list ap)
 int vm_stopping(struct vm *vm);
 enum run_end vm_end(const struct vm *vm);
 int vm_exit_status(const struct vm *vm);
-int vm_guest_status(const struct vm *vm);	/* when vm_end() is END_GUEST_EXIT */
+int vm_guest_status(const struct vm *vm); /* when vm_end() is END_GUEST_EXIT or _USAGE */
 const char *vm_end_reason(const struct vm *vm); /* "not-started" before setup ran */
 const char *vm_end_message(const struct vm *vm);
 void vm_wake_main(struct vm *vm); /* from any thread */
@@ -326,6 +327,7 @@ struct eager_facts {
 	unsigned nthreads;
 	int on_vcpu_threads;
 	uint64_t total_bytes;
+	uint64_t done_bytes; /* of total_bytes: less when the run was stopped first */
 	double seconds;
 	int64_t resident_before, resident_after; /* mincore; -1 unknown */
 	int64_t populated;			 /* after - before, or -1 */
@@ -337,6 +339,7 @@ struct eager_facts {
 struct eager_thread_facts {
 	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through */
 	uint64_t gpa, bytes;
+	uint64_t done; /* of bytes */
 	double t0, t1;
 	int fell_back;
 	struct prefault_stats pf;

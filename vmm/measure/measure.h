@@ -258,6 +258,7 @@ struct verdict {
 	unsigned never;	    /* pairs where eager saved no first-touch time */
 	int lazy_eager;	    /* the fields above were filled: lazy and eager both ran */
 	struct ranking ranking; /* every mode */
+	unsigned above_all; /* pairs whose break-even is above 1: eager never pays off */
 };
 /* From n lazy and n eager runs (pair i: lazy[i], eager[i]). Pure: unit-tested. */
 void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,

@@ -40,16 +40,18 @@ void run_facts(const struct run_view *v, struct run_facts *f)
 			f->touched_bytes += (double)recs[i].pages * MVM_PAGE_BYTES;
 }
 
-/* Summary item k of every run, as a spread. */
+/* Summary item k of the runs that measured it (an interrupted run may not have), as a spread. */
 static void spread_of_item(const struct run_facts *f, unsigned n, enum summary_item k,
 			   struct spread *s)
 {
 	double v[n ? n : 1];
+	unsigned m = 0;
 
-	v[0] = 0; /* spread_of reads none of it when n is 0 */
+	v[0] = 0; /* spread_of reads none of it when m is 0 */
 	for (unsigned i = 0; i < n; i++)
-		v[i] = f[i].s.ms[k];
-	spread_of(v, n, s);
+		if (f[i].s.ms[k] >= 0)
+			v[m++] = f[i].s.ms[k];
+	spread_of(v, m, s);
 }
 
 void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,
@@ -94,11 +96,13 @@ void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager
 			lazy[i].s.ms[SUM_FIRST_PASS] - eager[i].s.ms[SUM_FIRST_PASS];
 
 		if (saved > 0 && lazy[i].touched_bytes > 0 &&
-		    eager[i].s.ms[SUM_EAGER] >= 0)
-			be[nbe++] = eager[i].s.ms[SUM_EAGER] /
-				    (saved / lazy[i].touched_bytes * lazy[i].ram_bytes);
-		else
+		    eager[i].s.ms[SUM_EAGER] >= 0) {
+			be[nbe] = eager[i].s.ms[SUM_EAGER] /
+				  (saved / lazy[i].touched_bytes * lazy[i].ram_bytes);
+			v->above_all += be[nbe++] > 1;
+		} else {
 			v->never++;
+		}
 	}
 	spread_of(be, nbe, &v->break_even);
 }

@@ -87,8 +87,8 @@ static void print_timeline(const struct run_set *s, FILE *f)
 	double t;
 
 	fprintf(f,
-		"\n%s: timeline over %u runs (ms since exec; median [min-max]; IQR from 5 runs; counters: median)\n",
-		s->label, s->n);
+		"\n%s: timeline over %u run%s (ms since exec; median [min-max]; IQR from 5 runs; counters: median)\n",
+		s->label, s->n, s->n == 1 ? "" : "s");
 	fprintf(f, "%-18s %10s %10s %-32s %9s", "phase", "start", "end",
 		"duration [min-max]", "IQR");
 	for (unsigned k = 0; k < table_counter_count(); k++)
@@ -117,7 +117,8 @@ static void print_summary(const struct run_set *s, FILE *f)
 {
 	char a[FMT_SPREAD_BYTES], b[FMT_BYTES];
 
-	fprintf(f, "%s over %u runs, ms, median [min-max] (IQR):\n", s->label, s->n);
+	fprintf(f, "%s over %u run%s, ms, median [min-max] (IQR):\n", s->label, s->n,
+		s->n == 1 ? "" : "s");
 	for (unsigned k = 0; k < SUM_COUNT; k++) {
 		struct spread sp;
 

@@ -1,14 +1,17 @@
 /* What eager population did: the report a person reads, and the results file's "eager" object. */
 #include "report.h"
 
-void eager_report(const struct eager *e, FILE *f)
+void eager_report(const struct eager *e, const char *stopped, FILE *f)
 {
 	struct eager_facts x;
 	struct eager_thread_facts t;
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
+	int whole;
 
 	if (eager_facts(e, &x))
 		return;
-	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB of guest RAM in %.3f s",
+	whole = x.done_bytes == x.total_bytes;
+	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %s of guest RAM",
 		eager_strategy_name(x.strategy),
 		x.strategy == EAGER_PREFAULT
 			? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
@@ -19,29 +22,39 @@ void eager_report(const struct eager *e, FILE *f)
 			: "",
 		x.nthreads, x.nthreads == 1 ? "" : "s",
 		x.on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
-		(double)x.total_bytes / BYTES_PER_GIB, x.seconds);
-	if (x.populated >= 0)
+		fmt_size(a, (double)x.total_bytes));
+	/* Stopped part way (Ctrl-C, a failed thread): say so, or it reads as finished. */
+	if (whole)
+		fprintf(f, " in %.3f s", x.seconds);
+	else
 		fprintf(f,
-			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
-			(double)x.populated / BYTES_PER_GIB,
+			": NOT FINISHED, stopped after %.3f s with %s of %s done (the run ended%s%s)",
+			x.seconds, fmt_size(b, (double)x.done_bytes),
+			fmt_size(c, (double)x.total_bytes), stopped ? ": " : "",
+			stopped ? stopped : "");
+	if (x.populated >= 0)
+		fprintf(f, ": made %s resident (%.2f GiB/s; %s were already)\n",
+			fmt_size(a, (double)x.populated),
 			gib_per_s((double)x.populated, x.seconds),
-			(double)x.resident_before / BYTES_PER_GIB);
+			fmt_size(b, (double)x.resident_before));
 	else
 		fprintf(f, " (residency unknown: mincore failed)\n");
 	for (unsigned i = 0; !eager_thread(e, i, &t); i++) {
-		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s", i,
-			(double)t.bytes / BYTES_PER_GIB, (unsigned long long)t.gpa,
-			t.t1 - t.t0);
+		fprintf(f, "  thread %u: ", i);
+		if (t.done != t.bytes)
+			fprintf(f, "%s of ", fmt_size(a, (double)t.done));
+		fprintf(f, "%s at 0x%llx in %.3f s", fmt_size(b, (double)t.bytes),
+			(unsigned long long)t.gpa, t.t1 - t.t0);
 		if (x.strategy == EAGER_PREFAULT)
 			fprintf(f,
-				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
-				t.vcpu, t.pf.calls, t.pf.retries);
+				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u call%s, %u retr%s",
+				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
+				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
 	if (x.ceiling)
-		roofline_report(x.ceiling, gib_per_s((double)x.total_bytes, x.seconds),
-				f);
+		roofline_report(x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), f);
 }
 
 void eager_predict_print(const struct eager *e, FILE *f)
@@ -65,6 +78,8 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 		json_u64(j, "threads", x.nthreads);
 		json_bool(j, "on_vcpu_threads", x.on_vcpu_threads);
 		json_u64(j, "bytes", x.total_bytes);
+		json_u64(j, "done_bytes", x.done_bytes);
+		json_bool(j, "complete", x.done_bytes == x.total_bytes);
 		json_double(j, "seconds", x.seconds);
 		json_i64(j, "resident_bytes_before", x.resident_before);
 		json_i64(j, "resident_bytes_after", x.resident_after);
@@ -78,6 +93,7 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 			json_u64(j, "thread", i);
 			json_u64(j, "gpa", t.gpa);
 			json_u64(j, "bytes", t.bytes);
+			json_u64(j, "done_bytes", t.done);
 			json_double(j, "seconds", t.t1 - t.t0);
 			if (x.strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t.vcpu);
@@ -89,9 +105,8 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 		}
 		json_end_array(j);
 		if (x.ceiling)
-			roofline_write_json(x.ceiling,
-					    gib_per_s((double)x.total_bytes, x.seconds),
-					    j);
+			roofline_write_json(
+				x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), j);
 	}
 	json_begin_array(j, "fallbacks");
 	if (host && x.requested == EAGER_AUTO && !x.pre_fault_here)

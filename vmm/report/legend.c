@@ -80,7 +80,7 @@ const struct legend_row legend[] = {
 	{ LEGEND_VERDICT, "inconclusive",
 	  "two modes' [min-max] spreads overlap (lazy's and eager's, or neighbours in the ranking): the difference is not larger than the runs' own spread" },
 	{ LEGEND_VERDICT, "break-even",
-	  "the fraction of RAM the guest must touch for eager to pay off: cost / (saved per byte x RAM), per lazy/eager pair" },
+	  "the fraction of RAM the guest must touch for eager to pay off: cost / (saved per byte x RAM), one per lazy/eager pair (the range spans the pairs); above 100%: eager never pays off, not even if the guest touched all of its RAM" },
 };
 const unsigned legend_count = ARRAY_SIZE(legend);
 

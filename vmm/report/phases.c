@@ -6,7 +6,8 @@
  * that ends it; mark 0 is "exec", the zero of the clock. Times are ms since
  * exec. The table, the JSON and the trace all use this convention.
  */
-void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f)
+void timeline_print(const struct timeline *tl, const struct tl_summary *s,
+		    const char *ended, FILE *f)
 {
 	double exec = timeline_time(tl, PHASE_EXEC);
 	unsigned nk = table_counter_count();
@@ -55,6 +56,10 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 	fprintf(f, ") | first useful work: ");
 	if (s->ms[SUM_FIRST_USEFUL_WORK] >= 0)
 		fprintf(f, "%s ms", fmt_value(a, s->ms[SUM_FIRST_USEFUL_WORK], 1));
+	else if (timeline_time(tl, PHASE_WORKLOAD_END) <= 0)
+		/* The workload never ended: whether it would have marked one is unknown. */
+		fprintf(f, "not reached (the run ended before the workload did%s%s)",
+			ended ? ": " : "", ended ? ended : "");
 	else
 		fprintf(f, "n/a (the workload marks none)");
 	fprintf(f, " | total: %s ms\n", fmt_value(a, s->ms[SUM_TOTAL], 1));

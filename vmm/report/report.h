@@ -48,6 +48,8 @@ int json_write_fd(int fd, void (*build)(struct json *j, const void *arg),
 const char *fmt_value(char buf[FMT_BYTES], double v, int decimals);
 /* "median [min-max]" (just the value for one sample, "-" for none). */
 const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals);
+/* A size for people: "512 KiB", "64 MiB", "1.50 GiB" (MiB below 1 GiB, so 64 MiB never reads 0.06 GiB). */
+const char *fmt_size(char buf[FMT_BYTES], double bytes);
 /* text from column indent (the first line's indent already printed), wrapped at width. */
 void print_wrapped(FILE *f, const char *text, int indent, int width);
 void spread_write_json(const struct spread *s, struct json *j, const char *key);
@@ -89,12 +91,22 @@ void tables_touch(const struct records *r, FILE *f);
 void progress_write_json(const struct run_view *r, struct json *j);
 
 /* ---- phases.c: the timeline as a table and in the results file ------------ */
-void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f);
+/*
+ * The table and the summary line. ended: how the run ended when it failed or
+ * was stopped (an exit reason such as "interrupted"), else NULL: a phase it
+ * did not reach is then said to be not reached, not missing.
+ */
+void timeline_print(const struct timeline *tl, const struct tl_summary *s,
+		    const char *ended, FILE *f);
 void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
 			 struct json *j);
 
 /* ---- eager.c: what eager did, for people and in the results file ---------- */
-void eager_report(const struct eager *e, FILE *f);
+/*
+ * What eager did. stopped: the run's end reason when it is ending (eager may
+ * have been stopped part way), else NULL.
+ */
+void eager_report(const struct eager *e, const char *stopped, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
 void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j);
 

@@ -166,7 +166,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_begin_object(j, "exit");
 	json_u64(j, "status", (uint64_t)vm_exit_status(vm));
 	json_string(j, "reason", vm_end_reason(vm));
-	if (vm_end(vm) == END_GUEST_EXIT)
+	if (vm_end(vm) == END_GUEST_EXIT || vm_end(vm) == END_GUEST_USAGE)
 		json_i64(j, "guest_status", vm_guest_status(vm));
 	json_string(j, "message", vm_end_message(vm));
 	json_end_object(j);

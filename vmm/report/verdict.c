@@ -104,17 +104,20 @@ void verdict_print(const struct verdict *v, FILE *f)
 			fmt_value(x, v->break_even.median * 100, 1),
 			v->ram_bytes / BYTES_PER_MIB);
 		if (v->break_even.n > 1)
-			fprintf(f, " (%s%%-%.1f%% over %u pairs)",
+			fprintf(f, " (%s%%-%.1f%%: one per lazy/eager pair, %u pairs)",
 				fmt_value(a, v->break_even.min * 100, 1),
 				v->break_even.max * 100, v->break_even.n);
-		fprintf(f, " (first touch measured over %.0f MiB)%s\n",
-			v->touched_bytes / BYTES_PER_MIB,
-			v->break_even.median > 1 ? ": more than all of it, so never here"
-						 : "");
+		fprintf(f, " (first touch measured over %.0f MiB)\n",
+			v->touched_bytes / BYTES_PER_MIB);
+		if (v->above_all)
+			fprintf(f,
+				"  (above 100%% in %u of %u pair%s: there eager cost more up front than lazy's first touch of all of RAM would, so it never pays off)\n",
+				v->above_all, v->break_even.n,
+				v->break_even.n == 1 ? "" : "s");
 		if (v->never)
 			fprintf(f,
-				"  (in %u of %u pairs eager saved no first-touch time)\n",
-				v->never, v->pairs);
+				"  (in %u of %u pair%s eager saved no first-touch time)\n",
+				v->never, v->pairs, v->pairs == 1 ? "" : "s");
 	} else {
 		fprintf(f,
 			"  break-even: never (eager saved no first-touch time here)\n");
@@ -176,6 +179,7 @@ void verdict_write_json(const struct verdict *v, struct json *j)
 		json_u64(j, "ram_bytes", (uint64_t)v->ram_bytes);
 		spread_write_json(&v->break_even, j, "break_even_fraction");
 		json_u64(j, "pairs_never_break_even", v->never);
+		json_u64(j, "pairs_break_even_above_all", v->above_all);
 	}
 	json_end_object(j);
 }
