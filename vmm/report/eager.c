@@ -36,6 +36,12 @@ void eager_report(const struct eager *e, FILE *f)
 			fprintf(f,
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
 				t.vcpu, t.pf.calls, t.pf.retries);
+		if (t.node >= 0)
+			fprintf(f, ", on node %d (host node %d, CPU %d)%s", t.node,
+				t.host_node, t.cpu,
+				t.nodes > 1
+					? ", also the nodes after it: fewer threads than nodes"
+					: "");
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
@@ -79,6 +85,18 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 			json_u64(j, "gpa", t.gpa);
 			json_u64(j, "bytes", t.bytes);
 			json_double(j, "seconds", t.t1 - t.t0);
+			if (t.node >= 0) {
+				char cpus[128];
+
+				json_i64(j, "node", t.node);
+				json_i64(j, "host_node", t.host_node);
+				json_u64(j, "nodes", t.nodes);
+				json_i64(j, "cpu", t.cpu);
+				if (t.allowed)
+					json_string(j, "allowed",
+						    mm_cpulist_format(t.allowed, cpus,
+								      sizeof(cpus)));
+			}
 			if (x.strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t.vcpu);
 				json_u64(j, "prefault_bytes", t.pf.bytes);
