@@ -19,12 +19,11 @@ struct config {
 	const char *results_path; /* -o */
 	const char *trace_path;	  /* --trace: Chrome trace-event JSON */
 	int quiet;
-	int compare;	     /* --compare: lazy, then eager, side by side */
-	unsigned repeat;     /* --repeat: measured runs (of each mode with --compare) */
-	unsigned warmup;     /* --warmup: runs before them, not counted */
-	int no_sandbox;	     /* --no-sandbox */
-	int explain;	     /* --explain: the tables' legend after the run */
-	int numa_policy_set; /* --numa-policy given */
+	int compare;	 /* --compare: lazy, then eager, side by side */
+	unsigned repeat; /* --repeat: measured runs (of each mode with --compare) */
+	unsigned warmup; /* --warmup: runs before them, not counted */
+	int no_sandbox;	 /* --no-sandbox */
+	int explain;	 /* --explain: the tables' legend after the run */
 	const char *check_touch_path; /* --check-touch FILE: check it, run nothing */
 	double t_exec;		      /* main() entered: the first run's "exec" */
 	int argc; /* minivmm's own command line, for the environment record */

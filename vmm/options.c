@@ -197,7 +197,6 @@ static int set_numa_policy(struct config *cfg, const char *arg)
 	for (unsigned i = 0; i < NUMA_POLICY_COUNT; i++)
 		if (!strcmp(arg, numa_policies[i].name)) {
 			cfg->vm.numa_policy = numa_policies[i].id;
-			cfg->numa_policy_set = 1;
 			return 0;
 		}
 	return bad("--numa-policy %s: policies are %s", arg,
@@ -412,6 +411,8 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 #define OPT_VERSION 'V'
 
 #define WARMUP_UNSET UINT_MAX /* no --warmup: the default follows --repeat */
+/* No --numa-policy: bind, and no --numa needed. */
+#define NUMA_POLICY_UNSET NUMA_POLICY_COUNT
 
 /* On/off options: the int in config that the option sets to 1. */
 #define FLAG(name, field)                           \
@@ -806,7 +807,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	*cfg = (struct config){ .vm = { .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 					.vcpus = 1,
 					.backing = &mm_backends[MM_ANON],
-					.uffd_delay_us = UFFD_DELAY_UNSET },
+					.uffd_delay_us = UFFD_DELAY_UNSET,
+					.numa_policy = NUMA_POLICY_UNSET },
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
 				.argc = argc,
@@ -872,8 +874,10 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if (cfg->vm.mem_path && cfg->vm.reservoir)
 		return bad(
 			"--mem-path and --reservoir both say where guest RAM is: use one");
-	if (cfg->numa_policy_set && !cfg->vm.numa)
+	if (cfg->vm.numa_policy != NUMA_POLICY_UNSET && !cfg->vm.numa)
 		return bad("--numa-policy is about --numa's ranges: add --numa");
+	if (cfg->vm.numa_policy == NUMA_POLICY_UNSET)
+		cfg->vm.numa_policy = NUMA_BIND;
 	if (cfg->vm.numa && (cfg->vm.mem_path || cfg->vm.reservoir))
 		return bad(
 			"--numa places fresh memory; a --%s file's pages are placed where it was allocated",

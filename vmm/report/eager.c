@@ -36,12 +36,14 @@ void eager_report(const struct eager *e, FILE *f)
 			fprintf(f,
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
 				t.vcpu, t.pf.calls, t.pf.retries);
-		if (t.node >= 0)
-			fprintf(f, ", on node %d (host node %d, CPU %d)%s", t.node,
-				t.host_node, t.cpu,
-				t.nodes > 1
-					? ", also the nodes after it: fewer threads than nodes"
-					: "");
+		if (t.node >= 0 && t.nodes > 1)
+			fprintf(f,
+				", nodes %d-%d from node %d (host node %d, CPU %d): fewer threads than nodes",
+				t.node, t.node + (int)t.nodes - 1, t.node, t.host_node,
+				t.cpu);
+		else if (t.node >= 0)
+			fprintf(f, ", on node %d (host node %d, CPU %d)", t.node,
+				t.host_node, t.cpu);
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
