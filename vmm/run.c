@@ -251,6 +251,7 @@ static void place_guest(struct run *r)
 			       .tsc_khz = plat->tsc_khz,
 			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
 			       .tdp = plat->tdp,
+			       .numa = vm_numa(r->vm),
 			       .argc = cfg->guest_argc,
 			       .argv = cfg->guest_argv };
 	char err[256];
@@ -383,6 +384,7 @@ static void eager_done(struct run *r)
 	if (r->o.verbose) {
 		eager_report(r->eager, vm_stopping(r->vm) ? vm_end_reason(r->vm) : NULL,
 			     stdout);
+		numa_report(vm_numa(r->vm), NUMA_AUDIT_AFTER_EAGER, stdout);
 		fflush(stdout);
 	}
 }
@@ -499,6 +501,7 @@ void run_report(struct run *r, int status, int timeline)
 	ending_print(&v, status, r->o.verbose, timeline);
 	if (r->o.verbose) {
 		paging_report(&v, stdout);
+		numa_report(vm_numa(r->vm), NUMA_AUDIT_AT_EXIT, stdout);
 		fflush(stdout);
 	}
 }

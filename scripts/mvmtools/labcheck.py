@@ -273,7 +273,8 @@ class LabCheck:
 
     def rig_cases(self):
         """Each case of tests/rig/cases as the command line it runs (the shell file evaluated)."""
-        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; . tests/rig/cases'], cwd=self.root,
+        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; run_numa() { run "$@"; }; . tests/rig/cases'],
+                           cwd=self.root,
                            env=dict(os.environ, G="guest/guest.bin", F=""), stdout=subprocess.PIPE, check=True)
         return set(re.sub(" +", " ", line) for line in p.stdout.decode().split("\n"))
 

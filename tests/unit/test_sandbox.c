@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,9 @@ enum action {
 	DO_UFFD_READ_OTHER,
 	DO_UFFD_WRITE, /* no output at all */
 	DO_UFFD_MMAP,  /* no memory of its own */
+	DO_NUMA_QUERY, /* --numa's audit: move_pages asking where a page is */
+	DO_NUMA_MOVE,  /* move_pages with target nodes: would move pages */
+	DO_NUMA_MBIND, /* a memory policy after setup */
 };
 
 struct job {
@@ -57,6 +61,9 @@ static void *sandboxed(void *arg)
 				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
 	struct timespec ts;
 	char buf[8];
+	void *page = buf;
+	int node = 0, status = 0;
+	unsigned long mask = 1;
 
 	if (sandbox_enter(j->role, &f))
 		_exit(3);
@@ -132,6 +139,20 @@ static void *sandboxed(void *arg)
 	case DO_UFFD_MMAP:
 		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		break;
+	case DO_NUMA_QUERY:
+		/* A kernel without NUMA says ENOSYS: the filter let it through either way. */
+		if (syscall(SYS_move_pages, 0, 1, &page, NULL, &status, 0) &&
+		    errno != ENOSYS)
+			_exit(16);
+		if (sched_getcpu() < 0)
+			_exit(17);
+		break;
+	case DO_NUMA_MOVE:
+		syscall(SYS_move_pages, 0, 1, &page, &node, &status, 0);
+		break;
+	case DO_NUMA_MBIND:
+		syscall(SYS_mbind, buf, 4096, 0, &mask, 2, 0);
+		break;
 	}
 	return NULL;
 }
@@ -181,6 +202,12 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_CHDIR)));
 	/* The main thread may make no KVM ioctl at all. */
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_SET_REGS)));
+	/* --numa: the main thread may ask where pages are, never move or bind them. */
+	st = in_child(SANDBOX_MAIN, DO_NUMA_QUERY);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_NUMA_MOVE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_NUMA_MBIND)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_NUMA_QUERY)));
 	/* userfaultfd handlers: their uffd's page ioctls, poll, the clock, and nothing else. */
 	st = in_child(SANDBOX_UFFD, DO_UFFD_ALLOWED);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -44,6 +44,12 @@ struct eager_thread {
 	struct prefault_stats pf;
 	char what[64]; /* the step that failed */
 	struct eager *e;
+	/* --numa: the guest node it runs on and how many ranges it covers; where it ran. */
+	int node;
+	unsigned nodes;
+	int cpu;
+	cpu_set_t allowed;
+	int have_allowed;
 };
 
 struct eager {
@@ -135,6 +141,27 @@ void eager_free(struct eager *e)
 	free(e);
 }
 
+/*
+ * --numa: the thread's share lies in its node's range (or, with fewer
+ * threads than nodes, covers whole ranges from the first one's node); on
+ * the vCPU threads, vCPU i's share is on vCPU i's node. KVM_PRE_FAULT_MEMORY
+ * goes through a vCPU of the same node.
+ */
+static void numa_slice(struct eager *e, struct eager_thread *t)
+{
+	struct mm_numa_share s;
+	unsigned vcpu0, nvcpus;
+
+	numa_share(e->vm->numa, e->nthreads, t->index, &s);
+	numa_node_vcpus(e->vm->numa, s.node, &vcpu0, &nvcpus);
+	t->gpa = s.gpa;
+	t->bytes = s.bytes;
+	t->node = (int)s.node;
+	t->nodes = s.nodes;
+	if (!e->on_vcpu_threads)
+		t->vcpu = vcpu0 + t->index % nvcpus;
+}
+
 int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, char *err,
 	       size_t errlen)
 {
@@ -206,7 +233,11 @@ int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, c
 					    .vcpu = i % vm->nvcpus,
 					    .gpa = start,
 					    .bytes = end - start,
-					    .e = e };
+					    .e = e,
+					    .node = -1,
+					    .cpu = -1 };
+		if (vm->numa)
+			numa_slice(e, t);
 	}
 	return 0;
 fail:
@@ -224,6 +255,8 @@ static void work(struct eager *e, struct eager_thread *t)
 	while (!e->released && !vm_stopping(vm))
 		pthread_cond_wait(&e->cond, &e->lock);
 	pthread_mutex_unlock(&e->lock);
+	if (t->node >= 0)
+		t->have_allowed = !sched_getaffinity(0, sizeof(t->allowed), &t->allowed);
 	t->t0 = now_s();
 	for (uint64_t off = 0; off < t->bytes && !vm_stopping(vm);
 	     off += EAGER_CHUNK_BYTES) {
@@ -253,6 +286,7 @@ static void work(struct eager *e, struct eager_thread *t)
 		__atomic_fetch_add(&e->done_bytes, n, __ATOMIC_RELAXED);
 	}
 	t->t1 = now_s();
+	t->cpu = sched_getcpu();
 	pthread_mutex_lock(&e->lock);
 	e->done++;
 	pthread_mutex_unlock(&e->lock);
@@ -327,6 +361,7 @@ void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cook
 	vm_wait_main(vm, waiting_done, tick ? waiting_tick : NULL, &w, tick_s, 0, 0);
 	e->t_end = now_s();
 	e->resident_after = mm_resident_bytes(&vm->ram);
+	numa_audit(vm->numa, &vm->ram, NUMA_AUDIT_AFTER_EAGER); /* outside eager's time */
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 
@@ -357,6 +392,22 @@ static void *dedicated(void *arg)
 	return NULL;
 }
 
+/* --numa: pinned to its node's CPUs from the start. Returns like pthread_create. */
+static int start_dedicated(struct eager *e, struct eager_thread *t, pthread_t *tid)
+{
+	pthread_attr_t attr;
+	int r;
+
+	if (t->node < 0)
+		return pthread_create(tid, NULL, dedicated, t);
+	r = -numa_thread_attr(e->vm->numa, (unsigned)t->node, &attr);
+	if (r)
+		return r;
+	r = pthread_create(tid, &attr, dedicated, t);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 /* --eager-threads N: N threads of their own, joined before any vCPU starts. */
 void eager_run_dedicated(struct eager *e, struct vm *vm, void (*tick)(void *),
 			 void *cookie, double tick_s)
@@ -370,7 +421,7 @@ void eager_run_dedicated(struct eager *e, struct vm *vm, void (*tick)(void *),
 		return;
 	}
 	for (; started < e->nthreads; started++) {
-		r = pthread_create(&tids[started], NULL, dedicated, &e->th[started]);
+		r = start_dedicated(e, &e->th[started], &tids[started]);
 		if (r) {
 			vm_finish(vm, END_HOST_ERROR, 0,
 				  "pthread_create for eager thread %u: %s", started,
@@ -419,10 +470,13 @@ int eager_facts(const struct eager *e, struct eager_facts *f)
 int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t)
 {
 	const struct eager_thread *th;
+	struct numa_node_facts nf;
 
 	if (!eager_host_side(e) || i >= e->nthreads)
 		return -ENOENT;
 	th = &e->th[i];
+	if (th->node < 0 || numa_node_facts(e->vm->numa, (unsigned)th->node, &nf))
+		nf.host = -1;
 	*t = (struct eager_thread_facts){ .vcpu = th->vcpu,
 					  .gpa = th->gpa,
 					  .bytes = th->bytes,
@@ -430,6 +484,12 @@ int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t
 					  .t0 = th->t0,
 					  .t1 = th->t1,
 					  .fell_back = th->fell_back,
-					  .pf = th->pf };
+					  .pf = th->pf,
+					  .node = th->node,
+					  .host_node = nf.host,
+					  .nodes = th->nodes,
+					  .cpu = th->cpu,
+					  .allowed = th->have_allowed ? &th->allowed
+								      : NULL };
 	return 0;
 }

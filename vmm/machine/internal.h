@@ -30,6 +30,7 @@ struct vm {
 	int strict_io;
 	int raw; /* a --raw image: each vCPU also gets a stack (MVM_RAW_STACK_TOP) */
 	struct vm_hooks hooks;
+	struct numa *numa; /* --numa: the plan (vm_map_ram), NULL without */
 
 	/* How the run ends: written once under lock (vm_finish), read by all threads. */
 	pthread_mutex_t lock;
@@ -51,6 +52,32 @@ int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno *
 int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
 void vcpu_destroy(struct vcpu *v);
 void vcpu_describe(struct vcpu *v, char *buf, size_t len);
+
+/* numa.c: the machine's side of --numa. */
+/*
+ * Read the host's nodes, choose the VM's, split guest RAM into one range
+ * per node and check each node can hold its range, before anything is
+ * mapped. 0 with *out, or -errno with err set: -EINVAL (the options do not
+ * fit this host: exit 2), -ENOMEM (a node cannot hold its range: exit 3),
+ * another (the host).
+ */
+int numa_plan(const struct vm_config *cfg, uint64_t page_bytes, struct numa **out,
+	      char *err, size_t errlen);
+/* mbind each range to its node (policy bind or preferred), before any touch. 0 or -errno with err. */
+int numa_bind_ram(struct numa *n, const struct guest_ram *ram, char *err, size_t errlen);
+/* Worker i of nworkers (eager threads): its share of RAM and the node it runs on. */
+void numa_share(const struct numa *n, unsigned nworkers, unsigned i,
+		struct mm_numa_share *s);
+unsigned numa_vcpu_node(const struct numa *n, unsigned vcpu);
+/* The first vCPU of guest node k, and how many it has. */
+void numa_node_vcpus(const struct numa *n, unsigned k, unsigned *vcpu0, unsigned *nvcpus);
+/* attr pins a thread created with it to guest node k's CPUs. 0 or -errno (attr destroyed). */
+int numa_thread_attr(const struct numa *n, unsigned k, pthread_attr_t *attr);
+/* On vCPU thread i: where it runs, at its start (start = 1: also its affinity) and end. */
+void numa_note_vcpu(struct numa *n, unsigned i, int start);
+/* Where the pages of each range are (move_pages), once: the first call's when wins. */
+void numa_audit(struct numa *n, const struct guest_ram *ram, enum numa_audit_when when);
+void numa_free(struct numa *n);
 
 /* exits.c: KVM exit dispatch, a pure function of the exit (unit-tested with fabricated ones). */
 enum vcpu_action { VCPU_CONTINUE, VCPU_STOP };

@@ -16,6 +16,7 @@ static void *vcpu_thread(void *arg)
 	struct vm *vm = v->vm;
 	double t;
 
+	numa_note_vcpu(vm->numa, v->index, 1);
 	if (vm->hooks.vcpu_enter)
 		vm->hooks.vcpu_enter(vm->hooks.cookie, v->index, v->fd);
 	t = now_s();
@@ -36,6 +37,7 @@ static void *vcpu_thread(void *arg)
 	}
 	if (vm->hooks.vcpu_leave)
 		vm->hooks.vcpu_leave(vm->hooks.cookie, v->index);
+	numa_note_vcpu(vm->numa, v->index, 0);
 	v->t_done = now_s();
 	pthread_mutex_lock(&vm->lock);
 	vm->running--;
@@ -44,12 +46,28 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
+/* --numa: the thread runs on its node's CPUs from its first instruction. Returns like pthread_create. */
+static int start_thread(struct vm *vm, struct vcpu *v)
+{
+	pthread_attr_t attr;
+	int r;
+
+	if (!vm->numa)
+		return pthread_create(&v->thread, NULL, vcpu_thread, v);
+	r = -numa_thread_attr(vm->numa, numa_vcpu_node(vm->numa, v->index), &attr);
+	if (r)
+		return r;
+	r = pthread_create(&v->thread, &attr, vcpu_thread, v);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 void vm_start_vcpus(struct vm *vm)
 {
 	vm->running = vm->nvcpus;
 	for (unsigned i = 0; i < vm->nvcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
-		int r = pthread_create(&v->thread, NULL, vcpu_thread, v);
+		int r = start_thread(vm, v);
 
 		if (r) {
 			pthread_mutex_lock(&vm->lock);

@@ -89,6 +89,7 @@ static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
 	r = r ?: ALLOW(ctx, clock_gettime, 0); /* timeline clock when the vDSO cannot */
 	r = r ?: ALLOW(ctx, sched_yield, 0);   /* glibc lock back-off */
+	r = r ?: ALLOW(ctx, getcpu, 0); /* --numa: sched_getcpu without rseq or vDSO */
 	/* Guest console and tables to stdout, messages to stderr. */
 	r = r ?: ALLOW(ctx, write, 1, SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO));
 	r = r ?: ALLOW(ctx, write, 1, SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO));
@@ -174,13 +175,18 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 {
 	int r = 0;
 
+	r = r ?: ALLOW(ctx, rt_sigtimedwait, 0); /* vm_wait_main: the end, eager, signals */
+	r = r ?: ALLOW(ctx, rt_sigaction, 0);	 /* the second-SIGINT handler */
+	r = r ?: ALLOW(ctx, mincore, 0);	 /* eager: what is resident afterwards */
+	/*
+	 * --numa's audit: move_pages of this process (pid 0) with no target
+	 * nodes (nodes == NULL) only asks where pages are; nothing can move.
+	 */
 	r = r
-		    ?: ALLOW(ctx, rt_sigtimedwait,
-			     0);	      /* vm_wait_main: the end, eager, signals */
-	r = r ?: ALLOW(ctx, rt_sigaction, 0); /* the second-SIGINT handler */
-	r = r ?: ALLOW(ctx, mincore, 0);      /* eager: what is resident afterwards */
-	r = r ?: ALLOW(ctx, close, 0);	      /* teardown */
-	r = r ?: ALLOW(ctx, lseek, 0);	      /* stdio; rewinddir for --compare's count */
+		    ?: ALLOW(ctx, move_pages, 2, SCMP_A0(SCMP_CMP_EQ, 0),
+			     SCMP_A3(SCMP_CMP_EQ, 0));
+	r = r ?: ALLOW(ctx, close, 0); /* teardown */
+	r = r ?: ALLOW(ctx, lseek, 0); /* stdio; rewinddir for --compare's count */
 	r = r
 		    ?: ALLOW(ctx, getdents64,
 			     0); /* --compare: /proc/self/{fd,task}, opened earlier */
