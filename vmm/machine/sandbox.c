@@ -175,9 +175,11 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 {
 	int r = 0;
 
-	r = r ?: ALLOW(ctx, rt_sigtimedwait, 0); /* vm_wait_main: the end, eager, signals */
-	r = r ?: ALLOW(ctx, rt_sigaction, 0);	 /* the second-SIGINT handler */
-	r = r ?: ALLOW(ctx, mincore, 0);	 /* eager: what is resident afterwards */
+	r = r
+		    ?: ALLOW(ctx, rt_sigtimedwait,
+			     0);	      /* vm_wait_main: the end, eager, signals */
+	r = r ?: ALLOW(ctx, rt_sigaction, 0); /* the second-SIGINT handler */
+	r = r ?: ALLOW(ctx, mincore, 0);      /* eager: what is resident afterwards */
 	/*
 	 * --numa's audit: move_pages of this process (pid 0) with no target
 	 * nodes (nodes == NULL) only asks where pages are; nothing can move.
