@@ -14,6 +14,7 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
+	int ran = 0;
 
 	if (vm->hooks.vcpu_enter)
 		vm->hooks.vcpu_enter(vm->hooks.cookie, v->index, v->fd);
@@ -28,6 +29,9 @@ static void *vcpu_thread(void *arg)
 				  v->index, strerror(errno));
 			break;
 		}
+		if (!ran && vm->hooks.vcpu_ran)
+			vm->hooks.vcpu_ran(vm->hooks.cookie, v->index);
+		ran = 1;
 		if (exit_dispatch(vm, v) == VCPU_STOP)
 			break;
 	}
