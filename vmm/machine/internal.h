@@ -38,6 +38,9 @@ struct vm {
 	int status;	  /* guest's exit status, when end == END_GUEST_EXIT */
 	char message[768];
 	unsigned running; /* vCPU threads still in their run loop */
+	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
+	cpu_set_t cpus;
+	int cpus_saved;
 };
 
 /* vcpu.c */
