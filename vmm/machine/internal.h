@@ -39,6 +39,9 @@ struct vm {
 	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
 	char message[768];
 	unsigned running; /* vCPU threads still in their run loop */
+	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
+	cpu_set_t cpus;
+	int cpus_saved;
 };
 
 /* kvm.c */
@@ -82,5 +85,56 @@ void numa_free(struct numa *n);
 /* exits.c: KVM exit dispatch, a pure function of the exit (unit-tested with fabricated ones). */
 enum vcpu_action { VCPU_CONTINUE, VCPU_STOP };
 enum vcpu_action exit_dispatch(struct vm *vm, struct vcpu *v);
+
+/*
+ * sandbox.c, sandbox_load.c: the seccomp programs are built at compile time
+ * (gen/sandbox_gen.c runs sandbox.c's rules through libseccomp) with a
+ * placeholder in every comparison with a run-time value; sandbox_load.c
+ * patches the values into a copy and loads it. Slots with no value (fewer
+ * stats or output fds than slots) get SANDBOX_NO_FD.
+ */
+#define SANDBOX_MAX_STATS 32 /* KVM stats fds: the VM's and 31 vCPUs' */
+#define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
+enum sandbox_slot {
+	SLOT_PID,  /* tgkill's target process */
+	SLOT_VCPU, /* SANDBOX_VCPU: its vCPU fd */
+	SLOT_UFFD, /* SANDBOX_UFFD: its userfaultfd */
+	SLOT_STATS,
+	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,
+	SLOT_COUNT = SLOT_OUT + SANDBOX_MAX_OUT
+};
+/* Above any pid (PID_MAX_LIMIT is 2^22) or fd a run has; no syscall, ioctl or flag value here. */
+#define SANDBOX_PLACEHOLDER_BASE  0x5ecc0000u
+#define SANDBOX_PLACEHOLDER(slot) (SANDBOX_PLACEHOLDER_BASE + (unsigned)(slot))
+/* Never an open fd: the kernel's fs.nr_open is at most INT_MAX & -64. */
+#define SANDBOX_NO_FD 0x7fffffff
+/* make SAN=1 (and fuzz builds) allow what the sanitizers' runtime does (sandbox.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__) || \
+	defined(MINIVMM_SANITIZE)
+#define SANDBOX_SANITIZER_RULES 1
+#else
+#define SANDBOX_SANITIZER_RULES 0
+#endif
+
+struct sandbox_patch {
+	uint16_t insn; /* the JEQ whose k is the slot's 32-bit value */
+	uint16_t slot;
+};
+struct sandbox_template {
+	const struct sock_filter *insns;
+	unsigned len;
+	const struct sandbox_patch *patches;
+	unsigned npatches;
+};
+/* build/host/gen/sandbox_bpf.c, indexed by role; built with or without the sanitizer rules. */
+extern const struct sandbox_template sandbox_templates[SANDBOX_ROLES];
+extern const int sandbox_templates_sanitizer_rules;
+
+/* A role's rules for these values (libseccomp context; seccomp_release it). 0 or -errno. */
+int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
+		  void **ctx);
+/* Slot values for f and pid: -E2BIG when f has more fds than slots. */
+int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, long pid,
+			uint32_t values[SLOT_COUNT]);
 
 #endif /* MINIVMM_MACHINE_INTERNAL_H */

@@ -193,6 +193,7 @@ struct vm_hooks {
 	void (*vcpu_enter)(void *cookie, unsigned vcpu,
 			   int vcpu_fd);		 /* before the first KVM_RUN */
 	void (*vcpu_leave)(void *cookie, unsigned vcpu); /* after the last */
+	void (*vcpu_ran)(void *cookie, unsigned vcpu);	 /* its first KVM_RUN returned */
 };
 
 /*
@@ -464,7 +465,8 @@ int paging_facts(const struct paging *pg, struct paging_facts *f); /* -ENOENT: k
 void paging_free(struct paging *pg);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
-enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD };
+struct sock_filter;
+enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD, SANDBOX_ROLES };
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
@@ -473,8 +475,16 @@ struct sandbox_fds {
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
 	int nout;
 };
-/* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
+/* A role's filter built by libseccomp at run time (tests; libseccomp context). 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
+/*
+ * Load a role's filter on this thread: the program built at compile time with
+ * f's values patched in (sandbox_load.c: no libseccomp, no allocation), or, for
+ * more fds than it has slots for, one built now. 0 or -errno.
+ */
 int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
+/* The program sandbox_enter would load from the compile-time build: its length, or -errno. */
+int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,
+		    struct sock_filter *prog, unsigned cap);
 
 #endif /* MINIVMM_MACHINE_H */
