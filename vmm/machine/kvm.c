@@ -3,7 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -11,11 +11,34 @@
 
 #include "kvm_compat.h"
 
+/*
+ * The name of group gid from /etc/group, or NULL. Read by hand, not with
+ * getgrgid(3): minivmm is linked statically, and glibc's NSS would load
+ * shared libraries of its own version at run time to answer.
+ */
+static const char *group_name(gid_t gid, char *buf, size_t len)
+{
+	FILE *f = fopen("/etc/group", "re");
+	const char *found = NULL;
+
+	while (f && !found && fgets(buf, (int)len, f)) {
+		char *name = strtok(buf, ":\n"), *pw = strtok(NULL, ":\n"),
+		     *id = strtok(NULL, ":\n");
+
+		if (name && pw && id && strtoul(id, NULL, 10) == gid)
+			found = name;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* Why /dev/kvm could not be opened, and what to do about it. */
 void kvm_open_failed(int e, char *err, size_t errlen)
 {
 	struct stat st;
-	const struct group *g = NULL;
+	char line[512];
+	const char *g = NULL;
 
 	if (e != EACCES && e != EPERM) {
 		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
@@ -23,12 +46,12 @@ void kvm_open_failed(int e, char *err, size_t errlen)
 		return;
 	}
 	if (stat("/dev/kvm", &st) == 0 && (st.st_mode & 0060) == 0060 && st.st_gid != 0)
-		g = getgrgid(st.st_gid);
+		g = group_name(st.st_gid, line, sizeof(line));
 	if (g)
 		snprintf(
 			err, errlen,
 			"open /dev/kvm: %s: run minivmm as root, or as a member of its group '%s' (usermod -aG %s USER, then log in again)",
-			strerror(e), g->gr_name, g->gr_name);
+			strerror(e), g, g);
 	else
 		snprintf(
 			err, errlen,

@@ -18,7 +18,8 @@ static void *vcpu_thread(void *arg)
 	double t;
 	int ran = 0;
 
-	if (v->index == 0 && vm->cpus_saved) /* started on the main thread's CPU: see below */
+	if (v->index == 0 &&
+	    vm->cpus_saved) /* started on the main thread's CPU: see below */
 		sched_setaffinity(0, sizeof(vm->cpus), &vm->cpus);
 	numa_note_vcpu(vm->numa, v->index, 1);
 	if (vm->hooks.vcpu_enter)
@@ -64,7 +65,8 @@ static int start_thread(struct vm *vm, struct vcpu *v, const pthread_attr_t *her
 	int r;
 
 	if (!vm->numa)
-		return pthread_create(&v->thread, v->index == 0 ? here : NULL, vcpu_thread, v);
+		return pthread_create(&v->thread, v->index == 0 ? here : NULL,
+				      vcpu_thread, v);
 	r = -numa_thread_attr(vm->numa, numa_vcpu_node(vm->numa, v->index), &attr);
 	if (r)
 		return r;
