@@ -19,6 +19,8 @@
 #define FAKE_STATS_FD 901
 #define FAKE_UFFD_FD  902
 #define FAKE_STOP_FD  903
+#define FAKE_SPARE_FD 904
+#define RAM_BYTES     (2UL << 20)
 
 enum action {
 	DO_ALLOWED,
@@ -33,14 +35,31 @@ enum action {
 	DO_UFFD_OTHER_FD, /* a uffd ioctl on another fd */
 	DO_UFFD_KVM,	  /* a KVM ioctl on the uffd's fd number */
 	DO_UFFD_READ_OTHER,
-	DO_UFFD_WRITE, /* no output at all */
-	DO_UFFD_MMAP,  /* no memory of its own */
+	DO_UFFD_WRITE,	       /* no output at all */
+	DO_UFFD_MMAP,	       /* no memory of its own */
+	DO_EAGER_ALLOWED,      /* SANDBOX_EAGER: populate, prefault, mincore (frontier) */
+	DO_EAGER_BELOW_RAM,    /* populate memory below guest RAM */
+	DO_EAGER_OTHER_ADVICE, /* MADV_FREE on guest RAM: it would lose the guest's data */
+	DO_EAGER_RUN_SPARE,    /* KVM_RUN on the spare vCPU */
+	DO_EAGER_OTHER_FD,     /* KVM_PRE_FAULT_MEMORY through another fd */
+	DO_EAGER_MINCORE,      /* mincore without the frontier order */
+	DO_EAGER_WRITE,	       /* no output */
 };
 
 struct job {
 	enum sandbox_role role;
 	enum action act;
+	int mincore; /* SANDBOX_EAGER: the frontier order */
 };
+
+/* SANDBOX_EAGER's guest RAM: the upper half of a mapping (the lower half is not RAM). */
+static uint8_t *eager_map(void)
+{
+	void *m = mmap(NULL, 2 * RAM_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return m == MAP_FAILED ? NULL : (uint8_t *)m;
+}
 
 /* In a child's thread: enter the sandbox, then do one thing. */
 static void *sandboxed(void *arg)
@@ -56,8 +75,20 @@ static void *sandboxed(void *arg)
 	struct pollfd pfd[2] = { { .fd = FAKE_UFFD_FD, .events = POLLIN },
 				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
 	struct timespec ts;
+	struct kvm_pre_fault_memory pre = { 0 };
+	unsigned char vec[RAM_BYTES / 4096];
+	uint8_t *map = j->role == SANDBOX_EAGER ? eager_map() : NULL,
+		*ram = map + RAM_BYTES;
 	char buf[8];
 
+	if (j->role == SANDBOX_EAGER) {
+		if (!map)
+			_exit(2);
+		f.prefault_fd = FAKE_SPARE_FD;
+		f.ram_hva = (uintptr_t)ram;
+		f.ram_bytes = RAM_BYTES;
+		f.mincore = j->mincore;
+	}
 	if (sandbox_enter(j->role, &f))
 		_exit(3);
 	switch (j->act) {
@@ -132,14 +163,44 @@ static void *sandboxed(void *arg)
 	case DO_UFFD_MMAP:
 		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		break;
+	case DO_EAGER_ALLOWED:
+		if (madvise(ram, RAM_BYTES, MADV_POPULATE_WRITE) && errno != EINVAL)
+			_exit(16); /* EINVAL: a kernel without it; the filter let it through */
+		if (ioctl(FAKE_SPARE_FD, KVM_PRE_FAULT_MEMORY, &pre) != -1 ||
+		    errno != EBADF)
+			_exit(17);
+		if (mincore(ram, RAM_BYTES, vec))
+			_exit(18);
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
+			_exit(19);
+		break;
+	case DO_EAGER_BELOW_RAM:
+		madvise(map, RAM_BYTES, MADV_POPULATE_WRITE);
+		break;
+	case DO_EAGER_OTHER_ADVICE:
+		madvise(ram, RAM_BYTES, MADV_FREE);
+		break;
+	case DO_EAGER_RUN_SPARE:
+		ioctl(FAKE_SPARE_FD, KVM_RUN, 0);
+		break;
+	case DO_EAGER_OTHER_FD:
+		ioctl(FAKE_VCPU_FD, KVM_PRE_FAULT_MEMORY, &pre);
+		break;
+	case DO_EAGER_MINCORE:
+		mincore(ram, RAM_BYTES, vec);
+		break;
+	case DO_EAGER_WRITE:
+		if (write(STDOUT_FILENO, "", 0) < 0)
+			_exit(20);
+		break;
 	}
 	return NULL;
 }
 
 /* Run the job in a child process; return its wait status. */
-static int in_child(enum sandbox_role role, enum action act)
+static int in_child_with(enum sandbox_role role, enum action act, int mincore)
 {
-	struct job j = { role, act };
+	struct job j = { role, act, mincore };
 	pid_t pid = fork();
 	int st = 0;
 
@@ -153,6 +214,11 @@ static int in_child(enum sandbox_role role, enum action act)
 	}
 	waitpid(pid, &st, 0);
 	return st;
+}
+
+static int in_child(enum sandbox_role role, enum action act)
+{
+	return in_child_with(role, act, 0);
 }
 
 static int killed_by_sigsys(int st)
@@ -193,5 +259,19 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_WRITE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_MMAP)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_OPEN)));
+#endif
+	/* Background eager threads: populate guest RAM, prefault through their spare, and no more. */
+	st = in_child_with(SANDBOX_EAGER, DO_EAGER_ALLOWED, 1);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_BELOW_RAM)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_OTHER_ADVICE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_RUN_SPARE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_OTHER_FD)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_MINCORE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_SOCKET)));
+#ifndef MINIVMM_SANITIZE /* the sanitizer runtime reads, writes, maps and opens */
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_WRITE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_UFFD_MMAP)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_OPEN)));
 #endif
 }

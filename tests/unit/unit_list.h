@@ -1,6 +1,7 @@
 /* Every unit test, in the order they run (X-macro list for unit_main.c). */
 T(parse_size)
 T(options)
+T(eager_options)
 T(gpa_translator)
 T(hc_decode)
 T(pio_register)
@@ -26,4 +27,5 @@ T(file_options)
 T(sandbox)
 T(latency_hist)
 T(touch_order)
+T(eager_order)
 T(uffd_pager)

@@ -7,6 +7,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define ALLOW(ctx, nr, ...) \
 	seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(nr), __VA_ARGS__)
@@ -167,6 +168,51 @@ static int allow_uffd(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 }
 
 /*
+ * Background eager threads (--eager=background) populate guest RAM while
+ * the guest runs: MADV_POPULATE_WRITE (only populates: it never changes
+ * what memory holds), KVM_PRE_FAULT_MEMORY on their own spare vCPU, mincore
+ * for the frontier order. They drive no device and read no guest data, yet
+ * share the process with code a hostile guest drives: nothing else. The
+ * filter cannot bound an address from both sides (libseccomp compares an
+ * argument once per rule): from guest RAM's start, at most its size.
+ */
+static int allow_eager(scmp_filter_ctx ctx, const struct sandbox_fds *f)
+{
+	scmp_datum_t lo = (scmp_datum_t)f->ram_hva, size = (scmp_datum_t)f->ram_bytes;
+	int r = 0;
+
+	r = r
+		    ?: ALLOW(ctx, madvise, 3, SCMP_A0(SCMP_CMP_GE, lo, 0),
+			     SCMP_A1(SCMP_CMP_LE, size, 0),
+			     SCMP_A2(SCMP_CMP_EQ, MADV_POPULATE_WRITE, 0));
+	if (f->prefault_fd >= 0)
+		r = r
+			    ?: ALLOW(ctx, ioctl, 2,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->prefault_fd,
+					     0),
+				     SCMP_A1(SCMP_CMP_EQ, KVM_PRE_FAULT_MEMORY, 0));
+	if (f->mincore) /* --eager-order frontier: where the guest is */
+		r = r
+			    ?: ALLOW(ctx, mincore, 2, SCMP_A0(SCMP_CMP_GE, lo, 0),
+				     SCMP_A1(SCMP_CMP_LE, size, 0));
+	r = r
+		    ?: ALLOW(ctx, clock_gettime,
+			     0);       /* its frontier's clock when the vDSO cannot */
+	r = r ?: ALLOW(ctx, futex, 0); /* the start gate; vm_finish's lock */
+	r = r ?: ALLOW(ctx, sched_yield, 0); /* glibc lock back-off */
+	r = r ?: ALLOW(ctx, getpid, 0);	     /* vm_finish kicks vCPUs, wakes main */
+	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* a signal that lands here */
+	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* glibc thread exit */
+	/* glibc returns a finished thread's stack with MADV_DONTNEED. */
+	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
+	r = r ?: ALLOW(ctx, exit, 0);
+	r = r ?: ALLOW(ctx, exit_group, 0);
+	r = r ?: allow_sanitizer_memory(ctx);
+	return r ?: allow_sanitizer_runtime(ctx);
+}
+
+/*
  * The main thread waits for the end, draws progress, and at the end writes
  * the results to files opened before the filter and tears the VM down.
  */
@@ -202,6 +248,8 @@ int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ou
 		return -ENOMEM;
 	if (role == SANDBOX_UFFD) {
 		r = allow_uffd(ctx, f);
+	} else if (role == SANDBOX_EAGER) {
+		r = allow_eager(ctx, f);
 	} else {
 		r = allow_common(ctx, f);
 		if (!r)

@@ -89,8 +89,10 @@ void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
 
 /* ---- eager.c: what eager did, for people and in the results file ---------- */
 void eager_report(const struct eager *e, FILE *f);
+/* --eager=background, after the run: what it did, when it ended against the guest's marks. */
+void eager_background_report(const struct run_view *v, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
-void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j);
+void eager_write_json(const struct run_view *v, struct json *j);
 
 /* ---- ram.c: where guest RAM came from (a file, a lease), reported ------- */
 /* What guest RAM is (a file, a lease), for people. Nothing for fresh memory. */
