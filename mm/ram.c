@@ -182,28 +182,31 @@ int64_t mm_resident_bytes(const struct guest_ram *ram)
 
 #define TOP_WINDOW_BYTES (2ULL << 20)
 
-uint64_t mm_resident_top(const struct guest_ram *ram, uint64_t gpa, uint64_t len)
+uint64_t mm_resident_count(const struct guest_ram *ram, uint64_t gpa, uint64_t len,
+			   uint64_t *top)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	unsigned char vec[TOP_WINDOW_BYTES / 4096];
-	uint64_t top = gpa;
 	uint8_t *hva = mm_gpa_to_hva(ram, gpa, len);
+	uint64_t n = 0;
 
-	if (!hva || gpa % page || page > 4096)
-		return gpa;
+	*top = gpa;
+	if (!hva || gpa % page || page != 4096)
+		return 0;
 	for (uint64_t off = 0; off < len; off += TOP_WINDOW_BYTES) {
-		uint64_t n = len - off < TOP_WINDOW_BYTES ? len - off : TOP_WINDOW_BYTES;
-		uint64_t pages = (n + page - 1) / page;
+		uint64_t w = len - off < TOP_WINDOW_BYTES ? len - off : TOP_WINDOW_BYTES;
 
-		if (mincore(hva + off, n, vec))
-			return top;
-		for (uint64_t i = pages; i-- > 0;)
+		if (mincore(hva + off, w, vec))
+			return n;
+		for (uint64_t i = 0; i < (w + page - 1) / page; i++)
 			if (vec[i] & 1) {
-				top = gpa + off + (i + 1) * page;
-				break;
+				n++;
+				*top = gpa + off + (i + 1) * page;
 			}
 	}
-	return top < gpa + len ? top : gpa + len;
+	if (*top > gpa + len)
+		*top = gpa + len;
+	return n;
 }
 
 int mm_memslot_register(int vm_fd, const struct guest_ram *ram)

@@ -19,7 +19,7 @@ rig_need() {
 # the other CPU: 2 runs of about 20 here. One thread emulates both CPUs in turn.
 rig_boot() {
 	local rc=0
-	timeout -k 10 "$5" qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$MEM_MIB" -smp 2 \
+	timeout -k 10 "$5" qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$MEM_MIB" -smp "${RIG_CPUS:-2}" \
 		-kernel "$1" -initrd "$2" -append "$3" -nographic -no-reboot -nic none \
 		</dev/null >"$4.raw" || rc=$?
 	tr -d '\r' <"$4.raw" >"$4"

@@ -37,7 +37,8 @@ static void test_front_back(void)
 	order_cursor_init(&p, 1, &c);
 	CHECK(c.lo == 8 * MIB && c.hi == 16 * MIB);
 	CHECK_EQ(drain(&p, &c, g, 64, &bytes), 4);
-	CHECK(g[0] == 8 * MIB && g[1] == 10 * MIB && g[3] == 14 * MIB && bytes == 8 * MIB);
+	CHECK(g[0] == 8 * MIB && g[1] == 10 * MIB && g[3] == 14 * MIB &&
+	      bytes == 8 * MIB);
 	/* Each chunk done once, at the time it was done; thread 0's not at all. */
 	CHECK(p.chunk_ns[4] == 1001 && p.chunk_ns[7] == 1004 && p.chunk_ns[0] == 0);
 	order_plan_free(&p);
@@ -49,22 +50,29 @@ static void test_front_back(void)
 	order_plan_free(&p);
 
 	/* Pages larger than 2 MiB: chunks of a page. */
-	CHECK_EQ(order_plan_init(&p, EAGER_ORDER_FRONT, 2048 * MIB, 1024 * MIB, 1, NULL), 0);
+	CHECK_EQ(order_plan_init(&p, EAGER_ORDER_FRONT, 2048 * MIB, 1024 * MIB, 1, NULL),
+		 0);
 	order_cursor_init(&p, 0, &c);
 	CHECK_EQ(drain(&p, &c, g, 64, &bytes), 2);
 	CHECK(p.chunk == 1024 * MIB && g[1] == 1024 * MIB);
 	order_plan_free(&p);
 }
 
-/* A fake residency: everything below `guest` is resident (the guest touched it). */
-static uint64_t guest_at;
+/* A fake residency: below `guest_at` (the guest's path) and [extra, extra_end) (a buffer it cleared). */
+static uint64_t guest_at, extra, extra_end;
 
-static uint64_t fake_top(void *cookie, uint64_t gpa, uint64_t len)
+static uint64_t fake_residency(void *cookie, uint64_t gpa, uint64_t len, uint64_t *top)
 {
+	uint64_t n = 0;
+
 	(void)cookie;
-	if (guest_at <= gpa)
-		return gpa;
-	return guest_at < gpa + len ? guest_at : gpa + len;
+	*top = gpa;
+	for (uint64_t a = gpa; a < gpa + len; a += 4096)
+		if (a < guest_at || (a >= extra && a < extra_end)) {
+			n++;
+			*top = a + 4096;
+		}
+	return n;
 }
 
 static void test_frontier(void)
@@ -75,30 +83,43 @@ static void test_frontier(void)
 	int ff;
 
 	CHECK_EQ(order_plan_init(&p, EAGER_ORDER_FRONTIER, 64 * MIB, 4096, 1, NULL), 0);
-	p.resident_top = fake_top;
+	p.residency = fake_residency;
 	order_cursor_init(&p, 0, &c);
-	/* The guest at 5 MiB: one whole chunk ([6, 8)) left to it, then from 8 MiB on. */
+	/* The guest at 5 MiB: the rest of its chunk is left to it, then from 6 MiB on. */
 	guest_at = 5 * MIB;
-	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 8 * MIB && len == 2 * MIB);
+	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 6 * MIB && len == 2 * MIB);
+	CHECK_EQ(c.guest, 5 * MIB);
 	order_done(&p, gpa, len, 1);
 	/* It is inside the thread's chunk now, hidden: the thread goes on past its own. */
-	guest_at = 9 * MIB;
-	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 10 * MIB);
+	guest_at = 7 * MIB;
+	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 8 * MIB);
+	/* A buffer it cleared once, far ahead, while its frontier moved on: not the frontier. */
+	guest_at = 13 * MIB;
+	extra = 20 * MIB, extra_end = 21 * MIB;
+	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 14 * MIB);
+	CHECK_EQ(c.guest, 13 * MIB);
 	/* It overtook the thread (at 26 MiB, within the window): the thread jumps ahead. */
 	guest_at = 26 * MIB;
-	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 28 * MIB);
+	CHECK(order_next(&p, &c, &gpa, &len, &ff) && gpa == 26 * MIB);
 	CHECK_EQ(c.guest, 26 * MIB);
 	/* The rest: up to the end, then what the guest went past, front to back; each once. */
-	CHECK_EQ(drain(&p, &c, g, 64, &bytes), 32 - 3);
-	CHECK(g[0] == 30 * MIB && g[16] == 62 * MIB && g[17] == 0 && g[18] == 2 * MIB);
+	CHECK_EQ(drain(&p, &c, g, 64, &bytes), 32 - 4);
+	CHECK(g[0] == 28 * MIB && g[17] == 62 * MIB && g[18] == 0 && g[19] == 2 * MIB &&
+	      g[21] == 10 * MIB);
 	CHECK(!order_next(&p, &c, &gpa, &len, &ff));
 	order_plan_free(&p);
 }
 
 static void test_file(void)
 {
-	struct gpa_range r[] = { { 0x5000, 0x2000 }, { 0x1000, 0x1000 }, { 0x401000, 0x1000 } };
-	struct touch_order o = { .ram_bytes = 8 * MIB, .page_bytes = 4096, .pages = 4, .ranges = r, .nranges = 3 };
+	struct gpa_range r[] = { { 0x5000, 0x2000 },
+				 { 0x1000, 0x1000 },
+				 { 0x401000, 0x1000 } };
+	struct touch_order o = { .ram_bytes = 8 * MIB,
+				 .page_bytes = 4096,
+				 .pages = 4,
+				 .ranges = r,
+				 .nranges = 3 };
 	struct order_plan p;
 	struct order_cursor a, b;
 	uint64_t gpa, len, total = 0;
@@ -109,8 +130,10 @@ static void test_file(void)
 	CHECK(p.file_pages == 4 && p.file_bytes == 4 * 4096 && p.npieces == 3);
 	order_cursor_init(&p, 0, &a);
 	order_cursor_init(&p, 1, &b);
-	CHECK(order_next(&p, &a, &gpa, &len, &ff) && gpa == 0x5000 && len == 0x2000 && ff);
-	CHECK(order_next(&p, &b, &gpa, &len, &ff) && gpa == 0x1000 && len == 0x1000 && ff);
+	CHECK(order_next(&p, &a, &gpa, &len, &ff) && gpa == 0x5000 && len == 0x2000 &&
+	      ff);
+	CHECK(order_next(&p, &b, &gpa, &len, &ff) && gpa == 0x1000 && len == 0x1000 &&
+	      ff);
 	CHECK(order_next(&p, &a, &gpa, &len, &ff) && gpa == 0x401000 && ff);
 	/* The rest, chunk by chunk, skipping what the file's pieces claimed. */
 	CHECK(order_next(&p, &b, &gpa, &len, &ff) && gpa == 0 && len == 0x1000 && !ff);

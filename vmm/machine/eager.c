@@ -155,9 +155,9 @@ void eager_free(struct eager *e)
 }
 
 /* frontier's eyes: mincore over guest RAM. */
-static uint64_t ram_resident_top(void *cookie, uint64_t gpa, uint64_t len)
+static uint64_t ram_residency(void *cookie, uint64_t gpa, uint64_t len, uint64_t *top)
 {
-	return mm_resident_top(cookie, gpa, len);
+	return mm_resident_count(cookie, gpa, len, top);
 }
 
 /*
@@ -217,7 +217,7 @@ static int plan_order(struct eager *e, const struct vm_config *cfg, struct vm *v
 		snprintf(err, errlen, "out of memory planning eager population");
 		return r;
 	}
-	e->plan.resident_top = ram_resident_top;
+	e->plan.residency = ram_residency;
 	e->plan.resident_cookie = &vm->ram;
 	return 0;
 }

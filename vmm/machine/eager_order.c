@@ -10,14 +10,16 @@ const struct eager_order_row eager_orders[] = {
 	{ EAGER_ORDER_FRONT, "front", { "each thread's slice, front to back", NULL } },
 	{ EAGER_ORDER_BACK,
 	  "back",
-	  { "each slice from its far end: a guest touching", "from the front meets it" } },
+	  { "each slice from its far end: a guest touching",
+	    "from the front meets it" } },
 	{ EAGER_ORDER_FRONTIER,
 	  "frontier",
-	  { "background only: a chunk ahead of the guest's",
-	    "frontier in the slice, as mincore shows it" } },
+	  { "background only: from the chunk after the",
+	    "guest's frontier (where mincore sees it grow)" } },
 	{ EAGER_ORDER_FILE,
 	  "file",
-	  { "a --record-touch file: its pages first, in", "its order, then the rest front to back" } },
+	  { "a --record-touch file: its pages first, in",
+	    "its order, then the rest front to back" } },
 };
 _Static_assert(ARRAY_SIZE(eager_orders) == EAGER_ORDER_COUNT,
 	       "one row per enum eager_order, in order");
@@ -42,6 +44,7 @@ void order_plan_free(struct order_plan *p)
 	free(p->chunk_ns);
 	free(p->chunk_pages);
 	free(p->taken);
+	free(p->seen);
 	free(p->claimed);
 	free(p->pieces);
 	memset(p, 0, sizeof(*p));
@@ -61,8 +64,8 @@ static int file_pieces(struct order_plan *p, const struct touch_order *f)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nranges; i++) {
 		uint64_t lo = f->ranges[i].gpa / p->page * p->page;
-		uint64_t hi = (f->ranges[i].gpa + f->ranges[i].bytes + p->page - 1) / p->page *
-			      p->page;
+		uint64_t hi = (f->ranges[i].gpa + f->ranges[i].bytes + p->page - 1) /
+			      p->page * p->page;
 
 		if (hi > p->ram_bytes)
 			hi = p->ram_bytes; /* touch_order_read checked: never, but be safe */
@@ -78,7 +81,8 @@ static int file_pieces(struct order_plan *p, const struct touch_order *f)
 				end = hi;
 			if (p->npieces == cap) {
 				size_t ncap = cap ? cap * 2 : 256;
-				struct gpa_range *n = realloc(p->pieces, ncap * sizeof(*n));
+				struct gpa_range *n =
+					realloc(p->pieces, ncap * sizeof(*n));
 
 				if (!n) {
 					free(seen);
@@ -110,8 +114,12 @@ int order_plan_init(struct order_plan *p, enum eager_order kind, uint64_t ram_by
 	p->chunk_pages = calloc(p->nchunks, sizeof(*p->chunk_pages));
 	if (!p->chunk_ns || !p->chunk_pages)
 		return -ENOMEM;
-	if (kind == EAGER_ORDER_FRONTIER && !(p->taken = calloc(p->nchunks, 1)))
-		return -ENOMEM;
+	if (kind == EAGER_ORDER_FRONTIER) {
+		p->taken = calloc(p->nchunks, 1);
+		p->seen = calloc(p->nchunks, sizeof(*p->seen));
+		if (!p->taken || !p->seen)
+			return -ENOMEM;
+	}
 	if (kind == EAGER_ORDER_FILE) {
 		p->claimed = calloc(ram_bytes / page / 64 + 1, sizeof(*p->claimed));
 		if (!p->claimed)
@@ -143,32 +151,59 @@ static void chunk_range(const struct order_plan *p, uint64_t k, uint64_t *gpa,
 
 /*
  * frontier: where the guest is in the slice, as the host can see it. A
- * page the guest touches first becomes resident (the kernel backs it); a
- * chunk this thread populated is resident whole and hides the guest while
- * it is inside. So: from the last sighting, look through the next
- * ORDER_FRONTIER_WINDOW bytes of chunks this thread has not taken (its own
- * are skipped, not counted) for the highest resident page: the guest's
- * frontier is past it. It only moves forward; a guest that jumps further
- * than the window is seen again once the thread's own work gets there.
+ * page the guest touches first becomes resident (the kernel backs it), so
+ * the guest is where residency grows. Each look counts the resident pages
+ * of the chunks this thread has not taken (its own are resident whole and
+ * hide the guest while it is inside), from the one below the last sighting
+ * up to ORDER_FRONTIER_WINDOW bytes of them past it. The guest is at the top
+ * of the run of chunks that grew since they were last counted and that
+ * starts at the last sighting (at most ORDER_FRONTIER_GAP chunks away; the
+ * thread's own chunks do not count, nor break the run): it moves on from
+ * where it was. Growth further away (a buffer the guest clears once) is
+ * counted and so forgotten. With no growth at the sighting for
+ * ORDER_FRONTIER_QUIET looks (the guest inside the thread's chunks, or
+ * gone elsewhere), a look goes over the whole slice and takes the lowest
+ * run that grew, wherever it is.
  */
 static void frontier_look(struct order_plan *p, struct order_cursor *c)
 {
-	uint64_t seen = c->guest, looked = 0;
+	int whole = c->quiet >= ORDER_FRONTIER_QUIET, started = 0, ended = 0;
+	uint64_t k0 = c->lo / p->chunk, k1 = (c->hi + p->chunk - 1) / p->chunk;
+	uint64_t at = c->guest / p->chunk, k = whole ? k0 : at, past = 0, n, top,
+		 guest = 0;
+	unsigned gap = 0;
 
-	for (uint64_t at = c->guest; at < c->hi && looked < ORDER_FRONTIER_WINDOW;) {
-		uint64_t k = at / p->chunk, cend = (k + 1) * p->chunk, top;
+	if (!whole && k > k0)
+		k--;
+	for (; k < k1 && (whole || past < ORDER_FRONTIER_WINDOW); k++) {
+		uint64_t gpa, len;
+		int grew;
 
-		if (cend > c->hi)
-			cend = c->hi;
-		if (!p->taken[k]) {
-			top = p->resident_top(p->resident_cookie, at, cend - at);
-			if (top > at && top > seen)
-				seen = top;
-			looked += cend - at;
+		if (p->taken[k])
+			continue;
+		chunk_range(p, k, &gpa, &len);
+		n = p->residency(p->resident_cookie, gpa, len, &top);
+		grew = n > p->seen[k];
+		p->seen[k] = (uint32_t)n;
+		if (gpa >= c->guest)
+			past += len;
+		if (ended)
+			continue; /* counted, so that growth here is not news at the next look */
+		if (grew && (started || whole || gap <= ORDER_FRONTIER_GAP)) {
+			started = 1;
+			guest = top;
+		} else if (started || grew) {
+			ended = 1;
+		} else if (k >= at) {
+			gap++;
 		}
-		at = cend;
 	}
-	c->guest = seen;
+	if (started) {
+		c->guest = guest;
+		c->quiet = 0;
+	} else {
+		c->quiet = whole ? 0 : c->quiet + 1;
+	}
 }
 
 /* frontier: the first chunk not handed out from `from` to the slice end, or from lo. */
@@ -179,7 +214,7 @@ static int frontier_next(struct order_plan *p, struct order_cursor *c, uint64_t 
 
 	if (!c->left)
 		return 0;
-	if (p->resident_top)
+	if (p->residency)
 		frontier_look(p, c);
 	from = (c->guest + p->chunk - 1) / p->chunk + ORDER_FRONTIER_LEAD;
 	for (k = from > k0 ? from : k0; k < k1 && p->taken[k]; k++)
@@ -239,7 +274,8 @@ static int file_next(struct order_plan *p, struct order_cursor *c, uint64_t *gpa
 			c->at += p->page;
 		if (c->at < c->end) {
 			*gpa = c->at;
-			for (c->at += p->page; c->at < c->end && claim(p, c->at / p->page);
+			for (c->at += p->page;
+			     c->at < c->end && claim(p, c->at / p->page);
 			     c->at += p->page)
 				;
 			*len = c->at - *gpa;

@@ -65,15 +65,19 @@ enum vcpu_action exit_dispatch(struct vm *vm, struct vcpu *v);
 /* ---- eager_order.c: the range each eager thread populates next (--eager-order) ---- */
 
 /*
- * The end of the highest resident page of [gpa, gpa + len), or gpa when none
- * is (mincore; the frontier order's eyes; injectable for the unit tests).
+ * Resident 4 KiB pages of [gpa, gpa + len) and the end of the highest in
+ * *top (mincore: the frontier order's eyes; injectable for the unit tests).
  */
-typedef uint64_t (*resident_top_fn)(void *cookie, uint64_t gpa, uint64_t len);
+typedef uint64_t (*residency_fn)(void *cookie, uint64_t gpa, uint64_t len, uint64_t *top);
 
 #define ORDER_CHUNK_BYTES (2ULL << 20) /* the unit of work, unless pages are larger */
 #define ORDER_FRONTIER_LEAD \
-	1 /* whole chunks the frontier order leaves ahead of the guest */
-#define ORDER_FRONTIER_WINDOW (16ULL << 20) /* ... how far past its last sight it looks */
+	0 /* whole chunks the frontier order leaves the guest past its own */
+#define ORDER_FRONTIER_WINDOW \
+	(16ULL << 20) /* of chunks not its own, a look goes this far past the guest */
+#define ORDER_FRONTIER_QUIET \
+	16 /* looks without a sighting before one over the whole slice */
+#define ORDER_FRONTIER_GAP 1 /* chunks between the last sighting and where it grows */
 
 /*
  * What every thread's cursor shares: guest RAM in chunks and when each was
@@ -88,13 +92,14 @@ struct order_plan {
 		chunk_ns; /* per chunk: when its last page was populated (ns), 0 before */
 	uint32_t *chunk_pages; /* per chunk: pages populated so far */
 	uint8_t *taken;	       /* frontier: per chunk, handed out */
+	uint32_t *seen;	       /* frontier: per chunk, resident pages when last counted */
 	uint64_t *claimed; /* file: one bit per page, set by the thread populating it */
 	struct gpa_range
 		*pieces; /* file: its ranges in order, in pages, none across a chunk */
 	size_t npieces;
 	uint64_t file_pages, file_bytes; /* file: what it names, in the backing's pages */
 	uint64_t next_piece, next_rest;	 /* file: the shared cursors */
-	resident_top_fn resident_top;	 /* frontier */
+	residency_fn residency;		 /* frontier */
 	void *resident_cookie;
 };
 
@@ -103,6 +108,7 @@ struct order_cursor {
 	uint64_t lo, hi;      /* its slice (front, back, frontier), chunk-aligned */
 	uint64_t front, back; /* front: next from lo; back: what is left ends here */
 	uint64_t guest;	      /* frontier: the guest's frontier as last seen */
+	unsigned quiet;	      /* frontier: looks since the guest was last seen */
 	uint64_t left;	      /* frontier: chunks of the slice not handed out */
 	uint64_t at, end;     /* file: the piece or chunk being worked through */
 	int have, in_rest, from_file;

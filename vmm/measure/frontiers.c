@@ -28,7 +28,8 @@ void coverage_compute(const uint64_t *chunk_ns, uint64_t nchunks, uint64_t chunk
 
 /* vCPU o's first-pass points, in the order it sent them, as segments. */
 static size_t segments(const struct run_view *v, const struct mvm_rec_order *o,
-		       const struct mvm_rec_progress *p, size_t np, struct cover_segment *out)
+		       const struct mvm_rec_progress *p, size_t np,
+		       struct cover_segment *out)
 {
 	size_t n = 0;
 	double prev_t = 0;
@@ -48,7 +49,8 @@ static size_t segments(const struct run_view *v, const struct mvm_rec_order *o,
 		}
 		if (have && p[i].bytes_done > prev_b)
 			out[n++] = (struct cover_segment){ o->start_gpa + prev_b,
-							   p[i].bytes_done - prev_b, prev_t };
+							   p[i].bytes_done - prev_b,
+							   prev_t };
 		prev_t = t;
 		prev_b = p[i].bytes_done;
 		have = 1;
