@@ -46,6 +46,8 @@ static void counter(struct json *j, int pid, const char *name, const char *serie
 	json_string(j, "name", name);
 	json_string(j, "ph", "C");
 	json_i64(j, "pid", pid);
+	json_i64(j, "tid",
+		 0); /* a counter is the process's (Perfetto keys it by pid and name) */
 	json_double(j, "ts", (t - exec) * USEC_PER_SEC);
 	json_begin_object(j, "args");
 	json_double(j, series, v);
