@@ -425,7 +425,7 @@ static void run_guest(struct run *r)
 		eager_release(e);
 		main_thread_ready(r);
 		vm_run_to_end(vm, deadline, timeout);
-		eager_background_join(e, vm);
+		eager_background_join(e);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return;
 	}

@@ -600,7 +600,7 @@ void eager_background_start(struct eager *e, struct vm *vm, int sandbox)
 	}
 }
 
-void eager_background_join(struct eager *e, struct vm *vm)
+void eager_background_join(struct eager *e)
 {
 	if (!eager_in_background(e))
 		return;
@@ -618,7 +618,6 @@ void eager_background_join(struct eager *e, struct vm *vm)
 		if (t->t1 > e->t_end)
 			e->t_end = t->t1;
 	}
-	(void)vm;
 }
 
 enum eager_strategy eager_requested(const struct eager *e)

@@ -333,7 +333,7 @@ void eager_background_start(struct eager *e, struct vm *vm, int sandbox);
  * Background, main thread, once the run has ended (vm_run_to_end): the
  * threads stop at their next range (a chunk at most); join them.
  */
-void eager_background_join(struct eager *e, struct vm *vm);
+void eager_background_join(struct eager *e);
 double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
 double eager_end_time(const struct eager *e);
 /* Host bytes populated so far, of all it will do: for a progress display. */
