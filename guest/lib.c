@@ -95,6 +95,12 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+_Noreturn void usage_exit(const char *usage)
+{
+	printf("guest: usage: %s\n", usage);
+	exit(MVM_EXIT_USAGE);
+}
+
 void *mmap_anon(uint64_t len, uint64_t flags)
 {
 	long r = sys3(SYS_MMAP, (long)len, (long)flags, 0);
@@ -143,13 +149,29 @@ void send_records(uint32_t kind, const void *recs, uint32_t count)
 		FAIL("records hypercall refused (%u records)", count);
 }
 
+/* Does argument a name option `name`: "--name", or "--name=VALUE" (*value then points at VALUE)? */
+static int names_opt(const char *a, const char *name, const char **value)
+{
+	*value = NULL;
+	while (*name && *a == *name) {
+		a++;
+		name++;
+	}
+	if (*name)
+		return 0;
+	if (*a == '=')
+		*value = a + 1;
+	return *a == '\0' || *a == '=';
+}
+
 int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage)
 {
 	for (int i = 1; i < c->argc; i++) {
-		const char *a = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
+		const char *a = c->argv[i], *v = NULL;
 		const struct opt *o = opts;
 
-		while (o->name && strcmp(o->name, a))
+		/* "--max-mib 4" and "--max-mib=4", as the VMM's own options take them. */
+		while (o->name && !names_opt(a, o->name, &v))
 			o++;
 		if (!o->name) {
 			printf("guest: %s: unknown option '%s'\n", c->argv[0], a);
@@ -157,16 +179,23 @@ int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage)
 			return -1;
 		}
 		if (o->flag) {
+			if (v) {
+				printf("guest: %s: %s takes no value ('%s')\n",
+				       c->argv[0], o->name, a);
+				printf("usage: %s\n", usage);
+				return -1;
+			}
 			*o->flag = 1;
 			continue;
 		}
+		if (!v && i + 1 < c->argc)
+			v = c->argv[++i];
 		if (!v || parse_u64(v, o->num) || *o->num < o->min || *o->num > o->max) {
 			printf("guest: %s: %s needs a number from %lu to %lu, not '%s'\n",
-			       c->argv[0], a, o->min, o->max, v ? v : "(nothing)");
+			       c->argv[0], o->name, o->min, o->max, v ? v : "(nothing)");
 			printf("usage: %s\n", usage);
 			return -1;
 		}
-		i++;
 	}
 	return 0;
 }

@@ -124,9 +124,17 @@ struct mvm_hc_console {
 	uint64_t len;	  /* at most MVM_CONSOLE_MAX_BYTES */
 };
 
+/*
+ * A guest's exit status (the exit hypercall's, or the exit port's) of 2 says
+ * its arguments were wrong, as a Unix tool's 2 does: minivmm then exits 2
+ * too (reason guest-usage), so a script tells a mistyped workload option
+ * from a workload that failed (exit 1).
+ */
+#define MVM_EXIT_USAGE 2
+
 struct mvm_hc_exit {
 	struct mvm_hc_hdr hdr;
-	int32_t status; /* 0 success; anything else makes minivmm exit 1 */
+	int32_t status; /* 0 success; MVM_EXIT_USAGE: see there; anything else: minivmm exits 1 */
 	uint32_t pad;
 };
 

@@ -14,14 +14,14 @@ bg_ok='
     and ([range(0; $e.threads) as $t
           | [$e.progress[] | select(.thread == $t)] as $p
           | ($p | length) >= 2 and ($p | length) <= 256 and $p[0].bytes == 0
-            and $p[-1].bytes == $e.per_thread[$t].bytes
+            and $p[-1].bytes == $e.per_thread[$t].done_bytes
             and ([range(1; $p | length) | $p[.].bytes >= $p[. - 1].bytes and $p[.].t_ms >= $p[. - 1].t_ms] | all)]
          | all)
     and (.progress | length) > 1'
 bg_finished='
-  .eager.finished == true and .eager.bytes_done == .config.mem_bytes and .eager.end_phase != null
-  and ([.eager.per_thread[] | .stopped == false and .bytes == .slice_bytes] | all)
-  and ([.eager.per_thread[].bytes] | add) == .config.mem_bytes'
+  .eager.complete == true and .eager.done_bytes == .config.mem_bytes and .eager.end_phase != null
+  and ([.eager.per_thread[] | .stopped == false and .done_bytes == .bytes] | all)
+  and ([.eager.per_thread[].done_bytes] | add) == .config.mem_bytes'
 # Long enough (~200 warm passes) for 64 MiB to be populated while it runs.
 LONG="flat --max-mib 8 --iterations 200"
 
@@ -45,7 +45,7 @@ fi
 expect bg-2vcpus 0 '' 'order front, 2 threads of its own' -- \
 	$MINIVMM --mem 128M --vcpus 2 --eager=background:populate -o "$OUT/bg-2vcpus.json" $GUEST -- flat --max-mib 8 --iterations 150 --parallel
 jq_true bg-2vcpus-json "$OUT/bg-2vcpus.json" \
-	"($bg_ok) and ($bg_finished) and .eager.threads == 2 and .eager.per_thread[1].gpa == .eager.per_thread[0].slice_bytes and ([.progress[].vcpu] | unique) == [0, 1]"
+	"($bg_ok) and ($bg_finished) and .eager.threads == 2 and .eager.per_thread[1].gpa == .eager.per_thread[0].bytes and ([.progress[].vcpu] | unique) == [0, 1]"
 expect bg-threads 0 '' '3 threads of its own' -- \
 	$MINIVMM --mem 64M --eager=background --eager-threads 3 -o "$OUT/bg-threads.json" $GUEST -- $LONG
 jq_true bg-threads-json "$OUT/bg-threads.json" "($bg_ok) and ($bg_finished) and .eager.threads == 3"
@@ -96,13 +96,13 @@ expect bg-order-file 0 '' "^  order file $rec: $pages pages" -- \
 jq_true bg-order-file-json "$OUT/bg-order-file.json" \
 	"($bg_ok) and .eager.order == \"file\" and .eager.order_file.pages == $pages and .eager.order_file.bytes == $pages * 4096
 	 and .eager.order_file.populated_first_bytes <= .eager.order_file.bytes
-	 and ((.eager.finished | not) or (.eager.order_file.populated_first_bytes == .eager.order_file.bytes and .eager.bytes_done == .config.mem_bytes))
+	 and ((.eager.complete | not) or (.eager.order_file.populated_first_bytes == .eager.order_file.bytes and .eager.done_bytes == .config.mem_bytes))
 	 and .eager.covered_first.bound == \"pass\""
 # The same file before the guest runs (plain --eager): harmless, in that order.
 expect eager-order-file-plain 0 '' "^  order file $rec: $pages pages" -- \
 	$MINIVMM --mem 64M --eager=populate --eager-order "$rec" -o "$OUT/eager-order-file.json" $GUEST -- hello
 jq_true eager-order-file-plain-json "$OUT/eager-order-file.json" \
-	'.eager.background == false and .eager.finished == true and .eager.order_file.populated_first_bytes == .eager.order_file.bytes and .eager.bytes_done == .config.mem_bytes and ([.timeline[].phase] | index("eager_done")) != null'
+	'.eager.background == false and .eager.complete == true and .eager.order_file.populated_first_bytes == .eager.order_file.bytes and .eager.done_bytes == .config.mem_bytes and ([.timeline[].phase] | index("eager_done")) != null'
 
 # --- setup close to lazy's, not eager's (ratios, wide margins) ----------------------
 S="flat --max-mib 4 --iterations 1"
@@ -131,7 +131,7 @@ run bg-early-eager $MINIVMM -q --mem 1G --eager=populate -o "$OUT/bg-early-eager
 bg=$(jq '.summary.total_ms' "$OUT/bg-early.json")
 lazy=$(jq '.summary.total_ms' "$OUT/bg-early-lazy.json")
 full=$(jq '.eager.seconds * 1000' "$OUT/bg-early-eager.json")
-if jq -e '.eager.finished == false and .eager.bytes_done < .config.mem_bytes and ([.eager.per_thread[].stopped] | all)' "$OUT/bg-early.json" >/dev/null &&
+if jq -e '.eager.complete == false and .eager.done_bytes < .config.mem_bytes and ([.eager.per_thread[].stopped] | all)' "$OUT/bg-early.json" >/dev/null &&
 	awk -v b="$bg" -v l="$lazy" -v f="$full" 'BEGIN { exit !(b < f / 2 && b < 3 * l + 100) }'; then
 	pass bg-early-exit-on-time
 else

@@ -41,7 +41,7 @@ expect default-is-sweep 0 '' '^ MiB demand populate( |$)' -- $MINIVMM --mem 16M 
 grep -q 'sweep: 1\.\.[0-9]* MiB, 5 iterations' "$OUT/default-is-sweep.out" &&
 	[ "$(grep -c '^Iteration [0-9]*$' "$OUT/default-is-sweep.out")" = 5 ] && pass default-five-iterations ||
 	fail default-five-iterations "$(head -5 "$OUT/default-is-sweep.out")"
-expect sweep-bad-option 1 'status 2' "unknown option '--bogus'" -- $MINIVMM --mem 64M $GUEST -- sweep --bogus
+expect sweep-bad-option 2 'status 2' "unknown option '--bogus'" -- $MINIVMM --mem 64M $GUEST -- sweep --bogus
 expect sweep-crash-keeps-results 4 'fault address' '' -- \
 	$MINIVMM --mem 64M -o "$OUT/partial.json" $GUEST -- munmap-touch
 jq_true partial-results-written "$OUT/partial.json" '.exit.reason == "guest-abort" and (.sweep | length == 0)'

@@ -120,6 +120,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
 	/* "minivmm ... | head": a closed stdout must not kill the run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Modes this machine cannot run are refused before any file is written. */
+	status = experiment_check(&cfg);
+	if (status)
+		return status;
 	if (open_outputs(&cfg, &o))
 		return EXIT_USAGE;
 	if (env_start(argc, argv, &env))

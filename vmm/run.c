@@ -34,8 +34,15 @@ static void on_exit_hc(void *cookie, unsigned vcpu, int32_t status)
 {
 	struct run *r = cookie;
 
-	vm_finish(r->vm, END_GUEST_EXIT, status, "guest exited with status %d (vCPU %u)",
-		  status, vcpu);
+	/* The ABI's usage status: minivmm exits 2 too, as for its own bad options. */
+	if (status == MVM_EXIT_USAGE)
+		vm_finish(
+			r->vm, END_GUEST_USAGE, status,
+			"guest exited with status %d (vCPU %u): a usage error, its arguments are wrong (see the guest's output; '-- help' lists the workloads)",
+			status, vcpu);
+	else
+		vm_finish(r->vm, END_GUEST_EXIT, status,
+			  "guest exited with status %d (vCPU %u)", status, vcpu);
 }
 
 static void on_abort_hc(void *cookie, unsigned vcpu, const char *what)
@@ -160,7 +167,11 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 	r->o = *o;
 	pthread_mutex_init(&r->print_lock, NULL);
 	r->vm = vm_new(cfg->vm.strict_io, cfg->vm.raw, &hooks);
-	r->console = console_create(cfg->vm.vcpus, stdout, !o->verbose);
+	/* "-- help" asks for the guest's list of workloads: it prints, -q or not. */
+	r->console =
+		console_create(cfg->vm.vcpus, stdout,
+			       !o->verbose && !(cfg->vm.guest_argc > 0 &&
+						!strcmp(cfg->vm.guest_argv[0], "help")));
 	r->tl = timeline_create();
 	r->rec = records_create();
 	if (!r->vm || !r->console || !r->tl || !r->rec) {
@@ -371,7 +382,8 @@ static void eager_done(struct run *r)
 		return;
 	timeline_mark_at(r->tl, PHASE_EAGER_DONE, eager_end_time(r->eager), 0);
 	if (r->o.verbose) {
-		eager_report(r->eager, stdout);
+		eager_report(r->eager, vm_stopping(r->vm) ? vm_end_reason(r->vm) : NULL,
+			     stdout);
 		fflush(stdout);
 	}
 }
@@ -471,6 +483,14 @@ int run_execute(struct run *r)
 	/* A run whose --record-touch file is lost must not look like a success. */
 	return status == EXIT_GUEST_OK && paging_record_error(r->paging) ? EXIT_HOST
 									 : status;
+}
+
+int run_refuse(struct run *r, enum run_end end, const char *why)
+{
+	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
+	setup_fail(r, end, "%s", why);
+	timeline_mark(r->tl, PHASE_VM_EXIT);
+	return vm_exit_status(r->vm);
 }
 
 /* --- what the run measured ------------------------------------------------- */

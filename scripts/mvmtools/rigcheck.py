@@ -241,7 +241,7 @@ def _bg_spare(d):
     pt = eager(d, "per_thread") or []
     return (first_ran(d) and eager(d, "background") is True and eager(d, "strategy") == "prefault" and len(pt) == 1
             and member(pt[0], "prefault_vcpu") == cfg(d, "vcpus") and gt(member(pt[0], "prefault_calls"), 0)
-            and member(pt[0], "prefault_bytes") == member(pt[0], "bytes") and gt(member(pt[0], "bytes"), 0)
+            and member(pt[0], "prefault_bytes") == member(pt[0], "done_bytes") and gt(member(pt[0], "done_bytes"), 0)
             and "eager_done" not in [p.get("phase") for p in d.get("timeline") or []]
             and covered(d) is not None)
 

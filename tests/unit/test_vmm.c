@@ -288,6 +288,10 @@ void test_tables(void)
 	}
 	for (unsigned i = 0; i < SUM_COUNT; i++)
 		CHECK(summary_names[i] != NULL);
+	/* The tables' counter columns are the legend's counter rows, in order. */
+	CHECK_EQ(table_counter_count(), 6);
+	CHECK(!strcmp(table_counter(0), "exits") &&
+	      !strcmp(table_counter(2), "pf_taken") && table_counter(6) == NULL);
 	for (unsigned i = 0; i < exit_status_count; i++) {
 		int named = 0;
 

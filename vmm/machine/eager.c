@@ -673,8 +673,8 @@ int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t
 	th = &e->th[i];
 	*t = (struct eager_thread_facts){ .vcpu = th->vcpu,
 					  .gpa = th->gpa,
-					  .slice_bytes = th->slice_bytes,
-					  .bytes = th->done,
+					  .bytes = th->slice_bytes,
+					  .done = th->done,
 					  .t0 = th->t0,
 					  .t1 = th->t1,
 					  .fell_back = th->fell_back,

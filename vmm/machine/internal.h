@@ -38,10 +38,16 @@ struct vm {
 	pthread_mutex_t lock;
 	pthread_t main_thread;
 	enum run_end end; /* read without the lock by vm_stopping() */
-	int status;	  /* guest's exit status, when end == END_GUEST_EXIT */
+	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
 	char message[768];
 	unsigned running; /* vCPU threads still in their run loop */
 };
+
+/* kvm.c */
+/* Why /dev/kvm could not be opened (errno e), and what to do about it (root, its group). */
+void kvm_open_failed(int e, char *err, size_t errlen);
+/* Which KVM this is (pvm, vmx, svm) and whether it pages with EPT/NPT, from the modules. */
+void platform_kind(struct platform *p);
 
 /* vcpu.c */
 int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */

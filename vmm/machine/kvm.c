@@ -3,11 +3,38 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvm_compat.h"
+
+/* Why /dev/kvm could not be opened, and what to do about it. */
+void kvm_open_failed(int e, char *err, size_t errlen)
+{
+	struct stat st;
+	const struct group *g = NULL;
+
+	if (e != EACCES && e != EPERM) {
+		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
+			 e == ENOENT ? " (is the kvm module loaded?)" : "");
+		return;
+	}
+	if (stat("/dev/kvm", &st) == 0 && (st.st_mode & 0060) == 0060 && st.st_gid != 0)
+		g = getgrgid(st.st_gid);
+	if (g)
+		snprintf(
+			err, errlen,
+			"open /dev/kvm: %s: run minivmm as root, or as a member of its group '%s' (usermod -aG %s USER, then log in again)",
+			strerror(e), g->gr_name, g->gr_name);
+	else
+		snprintf(
+			err, errlen,
+			"open /dev/kvm: %s: run minivmm as root; here no group may open /dev/kvm (Debian's udev rule gives it to the group 'kvm', mode 0660: then join that group)",
+			strerror(e));
+}
 
 int kvm_open(struct vm *vm, char *err, size_t errlen)
 {
@@ -17,8 +44,7 @@ int kvm_open(struct vm *vm, char *err, size_t errlen)
 	if (vm->kvm_fd < 0) {
 		int e = errno;
 
-		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
-			 e == ENOENT ? " (is the kvm module loaded?)" : "");
+		kvm_open_failed(e, err, errlen);
 		return -e;
 	}
 	v = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
@@ -63,11 +89,8 @@ static int module_param(const char *path)
  * shadow paging; kvm_intel and kvm_amd use EPT/NPT unless their ept/npt
  * parameter is off.
  */
-void platform_detect(struct vm *vm)
+void platform_kind(struct platform *p)
 {
-	struct platform *p = &vm->plat;
-	long khz;
-
 	if (access("/sys/module/kvm_pvm", F_OK) == 0) {
 		strcpy(p->kvm, "pvm");
 		p->tdp = 0;
@@ -81,6 +104,14 @@ void platform_detect(struct vm *vm)
 		strcpy(p->kvm, "unknown");
 		p->tdp = module_param("/sys/module/kvm/parameters/tdp_mmu") == 1;
 	}
+}
+
+void platform_detect(struct vm *vm)
+{
+	struct platform *p = &vm->plat;
+	long khz;
+
+	platform_kind(p);
 	p->pre_fault =
 		ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PRE_FAULT_MEMORY) > 0;
 	p->stats_fd = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) > 0;

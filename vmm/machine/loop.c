@@ -14,10 +14,13 @@ static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 	struct vm *vm = v->vm;
+	double t;
 
 	if (vm->hooks.vcpu_enter)
 		vm->hooks.vcpu_enter(vm->hooks.cookie, v->index, v->fd);
-	v->t_run = now_s();
+	t = now_s();
+	__atomic_store(&v->t_run, &t,
+		       __ATOMIC_RELEASE); /* the guest runs: wait.c reads it */
 	while (!vm_stopping(vm)) {
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN) {

@@ -79,8 +79,9 @@ enum run_end {
 	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
 	END_TIMEOUT,
 	END_INTERRUPTED,
-	END_HOST_ERROR, /* an ioctl or allocation failed on the host */
-	END_USAGE,	/* the options or the image do not fit together */
+	END_HOST_ERROR,	 /* an ioctl or allocation failed on the host */
+	END_USAGE,	 /* the options or the image do not fit together */
+	END_GUEST_USAGE, /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
 	END_COUNT
 };
 
@@ -146,16 +147,29 @@ struct vm_config {
 	const char *record_touch_path; /* --record-touch FILE */
 	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
 	unsigned eager_threads; /* 0: the vCPU threads do it (background: one per vCPU) */
-	int eager_background; /* --eager=background[:HOW]: the guest runs at once, eager beside it */
+	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
 	const char *
-		eager_order; /* --eager-order: NULL (front), an order's name, or a FILE */
-	double timeout_s;    /* 0: none */
-	int strict_io;	     /* --strict-io: unclaimed port or MMIO access ends the run */
-	int raw;	     /* --raw: a flat binary without the minivmm header */
+		eager_order; /* --eager-order: front (NULL), back, frontier, or a --record-touch FILE */
+	double timeout_s; /* 0: none */
+	int strict_io;	  /* --strict-io: unclaimed port or MMIO access ends the run */
+	int raw;	  /* --raw: a flat binary without the minivmm header */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
 };
+
+/* ---- check.c: can a vm_config run on this machine, without making a VM ----- */
+/*
+ * What setup would refuse for want of this machine's support, found before
+ * any run (--compare checks every mode's config first): KVM_PRE_FAULT_MEMORY
+ * for --eager=prefault, a userfaultfd for --paging uffd (and the backing's
+ * mode of it), host memory for an up-front --eager, a background eager in
+ * this build, a --eager-order FILE that fits the RAM. Opens /dev/kvm and a
+ * userfaultfd, and closes them; creates no VM. 0, or -errno with err set:
+ * -EINVAL when the config is a usage error (a bad order file), any other
+ * when this machine cannot run it (-EOPNOTSUPP, -EPERM, -ENOMEM, ...).
+ */
+int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen);
 
 #define MVM_MIN_MEM_BYTES   (8ULL << 20)
 #define MVM_IMAGE_MAX_BYTES (64ULL << 20)
@@ -230,7 +244,7 @@ void vm_set_end(struct vm *vm, enum run_end end, const char *fmt, va_list ap)
 int vm_stopping(struct vm *vm);
 enum run_end vm_end(const struct vm *vm);
 int vm_exit_status(const struct vm *vm);
-int vm_guest_status(const struct vm *vm);	/* when vm_end() is END_GUEST_EXIT */
+int vm_guest_status(const struct vm *vm); /* when vm_end() is END_GUEST_EXIT or _USAGE */
 const char *vm_end_reason(const struct vm *vm); /* "not-started" before setup ran */
 const char *vm_end_message(const struct vm *vm);
 void vm_wake_main(struct vm *vm); /* from any thread */
@@ -380,10 +394,10 @@ struct eager_facts {
 	uint64_t nchunks;
 };
 struct eager_thread_facts {
-	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through (a spare's index) */
-	uint64_t gpa,
-		slice_bytes; /* its slice (the file order shares all of RAM: 0, 0) */
-	uint64_t bytes;	     /* populated */
+	unsigned
+		vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through (in the background a spare's) */
+	uint64_t gpa, bytes; /* its slice (the file order shares all of RAM: 0, 0) */
+	uint64_t done; /* populated: all of bytes unless the run was stopped first */
 	double t0, t1;
 	int fell_back;
 	int stopped; /* the run ended before its work did */

@@ -97,7 +97,7 @@ static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 		    ?: ALLOW(ctx, newfstatat, 1,
 			     SCMP_A0(SCMP_CMP_EQ, STDOUT_FILENO)); /* stdio */
 	r = r ?: ALLOW(ctx, newfstatat, 1, SCMP_A0(SCMP_CMP_EQ, STDERR_FILENO));
-	/* KVM statistics, sampled at every phase mark (stats.c). */
+	/* KVM statistics, sampled at every phase mark (measure/kvmstats.c). */
 	for (unsigned i = 0; !r && i < f->nstats; i++)
 		r = ALLOW(ctx, pread64, 1,
 			  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->stats_fds[i]));
@@ -220,11 +220,13 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 {
 	int r = 0;
 
-	r = r ?: ALLOW(ctx, rt_sigtimedwait, 0); /* wait_for_end, eager_wait */
-	r = r ?: ALLOW(ctx, rt_sigaction, 0);	 /* the second-SIGINT handler */
-	r = r ?: ALLOW(ctx, mincore, 0);	 /* eager: what is resident afterwards */
-	r = r ?: ALLOW(ctx, close, 0);		 /* teardown */
-	r = r ?: ALLOW(ctx, lseek, 0); /* stdio; rewinddir for --compare's count */
+	r = r
+		    ?: ALLOW(ctx, rt_sigtimedwait,
+			     0);	      /* vm_wait_main: the end, eager, signals */
+	r = r ?: ALLOW(ctx, rt_sigaction, 0); /* the second-SIGINT handler */
+	r = r ?: ALLOW(ctx, mincore, 0);      /* eager: what is resident afterwards */
+	r = r ?: ALLOW(ctx, close, 0);	      /* teardown */
+	r = r ?: ALLOW(ctx, lseek, 0);	      /* stdio; rewinddir for --compare's count */
 	r = r
 		    ?: ALLOW(ctx, getdents64,
 			     0); /* --compare: /proc/self/{fd,task}, opened earlier */

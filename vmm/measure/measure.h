@@ -253,10 +253,32 @@ struct run_facts {
 	struct tl_summary s;
 	double touched_bytes; /* the first pass wrote */
 	double ram_bytes;
+	double pf_taken; /* KVM's pf_taken in the first pass; -1 unknown */
+	int uffd;	 /* --paging uffd: the handlers' faults in the first pass */
+	double uffd_faults, uffd_p50_ns; /* -1 unknown */
 };
 void run_facts(const struct run_view *v, struct run_facts *f);
+/* The modes of a --compare ranked by first useful work, each with its spreads. */
+#define RANKING_MAX_MODES 8
+struct rank_row {
+	const char *mode;
+	unsigned runs;
+	int have_work; /* every run marked its first useful work */
+	struct spread fuw_ms, setup_ms, first_pass_ms, pf_taken;
+	int uffd; /* --paging uffd runs: the handlers' first-pass faults, p50 */
+	struct spread uffd_faults, uffd_p50_ns;
+	/* Ahead of the next row with no overlap of the [min, max] spreads (not for the last). */
+	int conclusive_vs_next;
+	double ahead_ms; /* its median first useful work before the next's */
+};
+struct ranking {
+	unsigned n;
+	struct rank_row
+		row[RANKING_MAX_MODES]; /* soonest first; modes without work last */
+};
+
 struct verdict {
-	unsigned pairs; /* lazy/eager runs, adjacent in ABBA order */
+	unsigned pairs; /* lazy/eager runs, pair i in round i of the order */
 	int have_work;	/* every run marked its first useful work */
 	struct spread eager_cost_ms, setup_lazy_ms, setup_eager_ms;
 	struct spread first_pass_lazy_ms, first_pass_eager_ms, fuw_lazy_ms, fuw_eager_ms;
@@ -268,9 +290,18 @@ struct verdict {
 	struct spread
 		break_even; /* fraction of RAM, over the pairs where eager saved time */
 	unsigned never;	    /* pairs where eager saved no first-touch time */
+	int lazy_eager;	    /* the fields above were filled: lazy and eager both ran */
+	struct ranking ranking; /* every mode */
+	unsigned above_all; /* pairs whose break-even is above 1: eager never pays off */
 };
 /* From n lazy and n eager runs (pair i: lazy[i], eager[i]). Pure: unit-tested. */
 void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,
 		     unsigned n, struct verdict *v);
+/*
+ * Rank nmodes modes (mode m: its label, n[m] runs' facts in facts[m]) by
+ * median first useful work; ties keep the modes' order. Pure: unit-tested.
+ */
+void compare_rank(const struct run_facts *const *facts, const unsigned *n,
+		  const char *const *mode, unsigned nmodes, struct ranking *r);
 
 #endif /* MINIVMM_MEASURE_H */

@@ -4,11 +4,13 @@
 /* What an --eager-order FILE gave: its pages, and how much of them went first. */
 static void order_file_print(const struct eager_facts *x, FILE *f)
 {
+	char a[FMT_BYTES], b[FMT_BYTES];
+
 	fprintf(f,
-		"  order file %s: %llu pages (%.1f MiB in the backing's pages), %.1f MiB populated from it first\n",
+		"  order file %s: %llu pages (%s in the backing's pages), %s populated from it first\n",
 		x->order_file, (unsigned long long)x->order_file_pages,
-		(double)x->order_file_bytes / BYTES_PER_MIB,
-		(double)x->from_file_bytes / BYTES_PER_MIB);
+		fmt_size(a, (double)x->order_file_bytes),
+		fmt_size(b, (double)x->from_file_bytes));
 }
 
 static const char *strategy_words(const struct eager_facts *x)
@@ -26,44 +28,61 @@ static const char *auto_words(const struct eager_facts *x)
 		       : "";
 }
 
-void eager_report(const struct eager *e, FILE *f)
+void eager_report(const struct eager *e, const char *stopped, FILE *f)
 {
 	struct eager_facts x;
 	struct eager_thread_facts t;
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
+	int whole;
 
 	if (eager_facts(e, &x))
 		return;
-	fprintf(f, "eager: %s%s%s, %u thread%s (%s)%s%s, %.2f GiB of guest RAM in %.3f s",
+	whole = x.done_bytes == x.total_bytes;
+	fprintf(f, "eager: %s%s%s, %u thread%s (%s)%s%s, %s of guest RAM",
 		eager_strategy_name(x.strategy), strategy_words(&x), auto_words(&x),
 		x.nthreads, x.nthreads == 1 ? "" : "s",
 		x.on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
 		x.order == EAGER_ORDER_FRONT ? "" : ", order ",
 		x.order == EAGER_ORDER_FRONT ? "" : eager_order_name(x.order),
-		(double)x.total_bytes / BYTES_PER_GIB, x.seconds);
-	if (x.populated >= 0)
+		fmt_size(a, (double)x.total_bytes));
+	/* Stopped part way (Ctrl-C, a failed thread): say so, or it reads as finished. */
+	if (whole)
+		fprintf(f, " in %.3f s", x.seconds);
+	else
 		fprintf(f,
-			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
-			(double)x.populated / BYTES_PER_GIB,
+			": NOT FINISHED, stopped after %.3f s with %s of %s done (the run ended%s%s)",
+			x.seconds, fmt_size(b, (double)x.done_bytes),
+			fmt_size(c, (double)x.total_bytes), stopped ? ": " : "",
+			stopped ? stopped : "");
+	if (x.populated >= 0)
+		fprintf(f, ": made %s resident (%.2f GiB/s; %s were already)\n",
+			fmt_size(a, (double)x.populated),
 			gib_per_s((double)x.populated, x.seconds),
-			(double)x.resident_before / BYTES_PER_GIB);
+			fmt_size(b, (double)x.resident_before));
 	else
 		fprintf(f, " (residency unknown: mincore failed)\n");
 	if (x.order == EAGER_ORDER_FILE)
 		order_file_print(&x, f);
 	for (unsigned i = 0; !eager_thread(e, i, &t); i++) {
-		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s", i,
-			(double)t.bytes / BYTES_PER_GIB, (unsigned long long)t.gpa,
-			t.t1 - t.t0);
+		fprintf(f, "  thread %u: ", i);
+		if (!t.bytes) /* the file order: no slice, the threads share RAM */
+			fprintf(f, "%s", fmt_size(a, (double)t.done));
+		else if (t.done != t.bytes)
+			fprintf(f, "%s of ", fmt_size(a, (double)t.done));
+		if (t.bytes)
+			fprintf(f, "%s at 0x%llx", fmt_size(b, (double)t.bytes),
+				(unsigned long long)t.gpa);
+		fprintf(f, " in %.3f s", t.t1 - t.t0);
 		if (x.strategy == EAGER_PREFAULT)
 			fprintf(f,
-				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
-				t.vcpu, t.pf.calls, t.pf.retries);
+				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u call%s, %u retr%s",
+				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
+				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
 	if (x.ceiling)
-		roofline_report(x.ceiling, gib_per_s((double)x.total_bytes, x.seconds),
-				f);
+		roofline_report(x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), f);
 }
 
 void eager_predict_print(const struct eager *e, FILE *f)
@@ -86,6 +105,7 @@ static void end_vs_guest(const struct run_view *v, const struct eager_facts *x, 
 {
 	enum phase p = timeline_phase_at(v->tl, x->t_end);
 	double fuw = timeline_time(v->tl, PHASE_FIRST_USEFUL_WORK);
+	char a[FMT_BYTES], b[FMT_BYTES];
 
 	fprintf(f, "  %s at %.1f ms since exec, in phase %s",
 		x->finished ? "finished" : "stopped as the run ended",
@@ -98,9 +118,8 @@ static void end_vs_guest(const struct run_view *v, const struct eager_facts *x, 
 	else
 		fprintf(f, " (the guest marked no first useful work)");
 	if (!x->finished)
-		fprintf(f, ": %.2f of %.2f GiB done",
-			(double)x->done_bytes / BYTES_PER_GIB,
-			(double)x->total_bytes / BYTES_PER_GIB);
+		fprintf(f, ": %s of %s done", fmt_size(a, (double)x->done_bytes),
+			fmt_size(b, (double)x->total_bytes));
 	fputc('\n', f);
 }
 
@@ -109,38 +128,40 @@ void eager_background_report(const struct run_view *v, FILE *f)
 	struct eager_facts x;
 	struct eager_thread_facts t;
 	struct coverage c;
+	char a[FMT_BYTES], b[FMT_BYTES];
 
 	if (eager_facts(v->eager, &x) || !x.background)
 		return;
 	fprintf(f,
-		"eager: background %s%s%s, order %s, %u thread%s of its own: %.2f GiB in %.1f ms (%.2f GiB/s) beside the guest\n",
+		"eager: background %s%s%s, order %s, %u thread%s of its own: %s in %.1f ms (%.2f GiB/s) beside the guest\n",
 		eager_strategy_name(x.strategy), strategy_words(&x), auto_words(&x),
 		eager_order_name(x.order), x.nthreads, x.nthreads == 1 ? "" : "s",
-		(double)x.done_bytes / BYTES_PER_GIB, x.seconds * MSEC_PER_SEC,
+		fmt_size(a, (double)x.done_bytes), x.seconds * MSEC_PER_SEC,
 		gib_per_s((double)x.done_bytes, x.seconds));
 	end_vs_guest(v, &x, f);
 	if (x.order == EAGER_ORDER_FILE)
 		order_file_print(&x, f);
 	for (unsigned i = 0; !eager_thread(v->eager, i, &t); i++) {
-		fprintf(f, "  thread %u: %.2f GiB", i, (double)t.bytes / BYTES_PER_GIB);
-		if (t.slice_bytes)
-			fprintf(f, " of its %.2f GiB at 0x%llx",
-				(double)t.slice_bytes / BYTES_PER_GIB,
+		fprintf(f, "  thread %u: %s", i, fmt_size(a, (double)t.done));
+		if (t.bytes)
+			fprintf(f, " of its %s at 0x%llx", fmt_size(b, (double)t.bytes),
 				(unsigned long long)t.gpa);
-		fprintf(f, " in %.1f ms, %u frontier points",
-			(t.t1 - t.t0) * MSEC_PER_SEC, t.npoints);
+		fprintf(f, " in %.1f ms, %u frontier point%s",
+			(t.t1 - t.t0) * MSEC_PER_SEC, t.npoints,
+			t.npoints == 1 ? "" : "s");
 		if (x.strategy == EAGER_PREFAULT)
 			fprintf(f,
-				", KVM_PRE_FAULT_MEMORY on spare vCPU %u: %u calls, %u retries",
-				t.vcpu, t.pf.calls, t.pf.retries);
+				", KVM_PRE_FAULT_MEMORY on spare vCPU %u: %u call%s, %u retr%s",
+				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
+				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
 		fprintf(f, "%s%s\n", t.stopped ? " [stopped by the run's end]" : "",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
 	if (!run_coverage(v, &c))
 		fprintf(f,
-			"  covered first: %.1f%% of the guest's first pass (%.1f of %.1f MiB) was populated before the guest got there (at least: %s)\n",
-			100.0 * c.fraction, (double)c.covered / BYTES_PER_MIB,
-			(double)c.total / BYTES_PER_MIB,
+			"  covered first: %.1f%% of the guest's first pass (%s of %s) was populated before the guest got there (at least: %s)\n",
+			100.0 * c.fraction, fmt_size(a, (double)c.covered),
+			fmt_size(b, (double)c.total),
 			c.sequential
 				? "chunks done before each stretch between two of the guest's frontier points began"
 				: "chunks done before its pass began");
@@ -212,9 +233,9 @@ void eager_write_json(const struct run_view *v, struct json *j)
 		json_u64(j, "threads", x.nthreads);
 		json_bool(j, "on_vcpu_threads", x.on_vcpu_threads);
 		json_u64(j, "bytes", x.total_bytes);
-		json_u64(j, "bytes_done", x.done_bytes);
+		json_u64(j, "done_bytes", x.done_bytes);
+		json_bool(j, "complete", x.done_bytes == x.total_bytes);
 		json_u64(j, "chunk_bytes", x.chunk_bytes);
-		json_bool(j, "finished", x.finished);
 		json_double(j, "seconds", x.seconds);
 		json_ms(j, "start_ms", since_exec(v, x.t_start));
 		json_ms(j, "end_ms", since_exec(v, x.t_end));
@@ -239,8 +260,8 @@ void eager_write_json(const struct run_view *v, struct json *j)
 			json_begin_object(j, NULL);
 			json_u64(j, "thread", i);
 			json_u64(j, "gpa", t.gpa);
-			json_u64(j, "slice_bytes", t.slice_bytes);
 			json_u64(j, "bytes", t.bytes);
+			json_u64(j, "done_bytes", t.done);
 			json_double(j, "seconds", t.t1 - t.t0);
 			json_bool(j, "stopped", t.stopped);
 			json_u64(j, "points", t.npoints);
@@ -255,9 +276,8 @@ void eager_write_json(const struct run_view *v, struct json *j)
 		json_end_array(j);
 		points_json(v, j);
 		if (x.ceiling)
-			roofline_write_json(x.ceiling,
-					    gib_per_s((double)x.total_bytes, x.seconds),
-					    j);
+			roofline_write_json(
+				x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), j);
 	}
 	json_begin_array(j, "fallbacks");
 	if (host && x.requested == EAGER_AUTO && !x.pre_fault_here)

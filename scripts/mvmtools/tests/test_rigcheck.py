@@ -62,7 +62,7 @@ CASES["auto"]["eager"]["requested"] = "auto"
 def background(pf, covered, order="front"):
     """A --eager=background:prefault run: one thread, spare vCPU 1, covered first as given."""
     d = flat({"pf_taken": pf}, strategy="prefault", per_thread=[
-        {"prefault_vcpu": 1, "prefault_calls": 20, "prefault_bytes": 40 << 20, "bytes": 40 << 20}])
+        {"prefault_vcpu": 1, "prefault_calls": 20, "prefault_bytes": 40 << 20, "bytes": MEM, "done_bytes": 40 << 20}])
     d["config"]["vcpus"] = 1
     d["eager"].update(background=True, order=order, spare_vcpus=[1],
                       covered_first={"bytes": 0, "of_bytes": 4096 * 4096, "fraction": covered, "bound": "segment"})
