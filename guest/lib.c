@@ -1,21 +1,47 @@
 /* CPL3 runtime: buffered console output, exit, and system-call wrappers. */
 #include "guest.h"
 
-/* Output is buffered and flushed per line: each flush is one hypercall exit. */
+/*
+ * Output is buffered and flushed per line: each flush is one hypercall exit.
+ * The buffer is shared by every vCPU, so it is locked: a vCPU parking (its
+ * flush) while vCPU 0 printed used to send vCPU 0's half-built line a second
+ * time (seen in the tdp rig's numa cases: a line's first 29 bytes twice).
+ */
 static char outbuf[MVM_CONSOLE_MAX_BYTES];
 static size_t outlen;
+static volatile int outlock;
 
-void flush(void)
+static void out_lock(void)
+{
+	while (__atomic_exchange_n(&outlock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void out_unlock(void)
+{
+	__atomic_store_n(&outlock, 0, __ATOMIC_RELEASE);
+}
+
+static void flush_locked(void)
 {
 	if (outlen)
 		sys3(SYS_WRITE, (long)outbuf, (long)outlen, 0);
 	outlen = 0;
 }
 
+void flush(void)
+{
+	out_lock();
+	flush_locked();
+	out_unlock();
+}
+
 void write_out(const char *buf, uint64_t len)
 {
-	flush();
+	out_lock();
+	flush_locked();
 	sys3(SYS_WRITE, (long)buf, (long)len, 0);
+	out_unlock();
 }
 
 int printf(const char *fmt, ...)
@@ -29,12 +55,14 @@ int printf(const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof(line))
 		n = sizeof(line) - 1;
+	out_lock();
 	if (outlen + (size_t)n > sizeof(outbuf))
-		flush();
+		flush_locked();
 	memcpy(outbuf + outlen, line, (size_t)n);
 	outlen += (size_t)n;
 	if (n && line[n - 1] == '\n')
-		flush();
+		flush_locked();
+	out_unlock();
 	return n;
 }
 

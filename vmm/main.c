@@ -98,6 +98,8 @@ static int check_touch(const struct config *cfg)
 	return EXIT_GUEST_OK;
 }
 
+static char stdout_buf[BUFSIZ];
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
@@ -115,9 +117,11 @@ int main(int argc, char **argv)
 	 * Give stdout its buffer before any thread is sandboxed: glibc would
 	 * otherwise probe the stream on its first write (fstat, then isatty's
 	 * ioctl on a character device such as /dev/null or a terminal), which
-	 * the vCPU threads' filter forbids. Same buffering glibc would choose.
+	 * the vCPU threads' filter forbids. Same buffering glibc would choose, in
+	 * a buffer of ours: given none, glibc probes anyway to size its own.
 	 */
-	setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+	setvbuf(stdout, stdout_buf, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF,
+		sizeof(stdout_buf));
 	/* "minivmm ... | head": a closed stdout must not kill the run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
 	/* Modes this machine cannot run are refused before any file is written. */

@@ -200,6 +200,41 @@ static int set_eager_threads(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_numa(struct config *cfg, const char *arg)
+{
+	int n;
+
+	cfg->vm.numa_arg = arg ? arg : "auto";
+	cfg->vm.numa = !arg || strcmp(arg, "off");
+	cfg->vm.numa_auto = !arg || !strcmp(arg, "auto");
+	if (!cfg->vm.numa || cfg->vm.numa_auto)
+		return 0;
+	n = mm_cpulist_parse(arg, &cfg->vm.numa_nodes);
+	if (n <= 0 || strchr(arg, '\n'))
+		return bad(
+			"--numa=%s: not auto, off or a list of node numbers (0,1 or 0-3)",
+			arg);
+	return 0;
+}
+
+static const char *numa_policy_row_name(unsigned i)
+{
+	return numa_policies[i].name;
+}
+
+static int set_numa_policy(struct config *cfg, const char *arg)
+{
+	char list[64];
+
+	for (unsigned i = 0; i < NUMA_POLICY_COUNT; i++)
+		if (!strcmp(arg, numa_policies[i].name)) {
+			cfg->vm.numa_policy = numa_policies[i].id;
+			return 0;
+		}
+	return bad("--numa-policy %s: policies are %s", arg,
+		   names(list, sizeof(list), numa_policy_row_name, 0, NUMA_POLICY_COUNT));
+}
+
 static int set_backing(struct config *cfg, const char *arg)
 {
 	char list[128];
@@ -372,6 +407,16 @@ static void list_paging(FILE *f)
 				paging_kinds[i].help[k]);
 }
 
+static void list_numa_policies(FILE *f)
+{
+	for (unsigned i = 0; i < NUMA_POLICY_COUNT; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(numa_policies[i].help) && numa_policies[i].help[k];
+		     k++)
+			fprintf(f, "%24s%-11s %s\n", "", k ? "" : numa_policies[i].name,
+				numa_policies[i].help[k]);
+}
+
 static void list_backings(FILE *f)
 {
 	for (unsigned i = 0; i < MM_BACKING_COUNT; i++)
@@ -482,6 +527,8 @@ static int compare_list_misplaced(int argc, char **argv, int i, char *msg, size_
 #define OPT_VERSION 'V'
 
 #define WARMUP_UNSET UINT_MAX /* no --warmup: the default follows --repeat */
+/* No --numa-policy: bind, and no --numa needed. */
+#define NUMA_POLICY_UNSET NUMA_POLICY_COUNT
 
 /* On/off options: the int in config that the option sets to 1. */
 #define FLAG(name, field)                           \
@@ -572,6 +619,25 @@ static const struct opt {
 	    "2 MiB (or the backing's page) (default front):" },
 	  set_eager_order,
 	  list_orders,
+	  NULL },
+	{ "numa",
+	  0,
+	  optional_argument,
+	  "[=NODES]",
+	  { "guest RAM in one range per host NUMA node (auto: every",
+	    "node, up to one per vCPU; or a list: 0,1), each range",
+	    "bound there, its vCPUs and eager threads pinned to the",
+	    "node's CPUs; placement audited (default: off)" },
+	  set_numa,
+	  NULL,
+	  NULL },
+	{ "numa-policy",
+	  0,
+	  required_argument,
+	  "POLICY",
+	  { "--numa: how a range's pages are kept on its node:" },
+	  set_numa_policy,
+	  list_numa_policies,
 	  NULL },
 	{ "backing",
 	  0,
@@ -944,7 +1010,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	*cfg = (struct config){ .vm = { .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 					.vcpus = 1,
 					.backing = &mm_backends[MM_ANON],
-					.uffd_delay_us = UFFD_DELAY_UNSET },
+					.uffd_delay_us = UFFD_DELAY_UNSET,
+					.numa_policy = NUMA_POLICY_UNSET },
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
 				.argc = argc,
@@ -1035,6 +1102,14 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if (cfg->vm.mem_path && cfg->vm.reservoir)
 		return bad(
 			"--mem-path and --reservoir both say where guest RAM is: use one");
+	if (cfg->vm.numa_policy != NUMA_POLICY_UNSET && !cfg->vm.numa)
+		return bad("--numa-policy is about --numa's ranges: add --numa");
+	if (cfg->vm.numa_policy == NUMA_POLICY_UNSET)
+		cfg->vm.numa_policy = NUMA_BIND;
+	if (cfg->vm.numa && (cfg->vm.mem_path || cfg->vm.reservoir))
+		return bad(
+			"--numa places fresh memory; a --%s file's pages are placed where it was allocated",
+			cfg->vm.mem_path ? "mem-path" : "reservoir");
 	if ((cfg->vm.mem_grow || cfg->vm.mem_any_fs) && !cfg->vm.mem_path)
 		return bad("--%s is about a --mem-path file: add --mem-path",
 			   cfg->vm.mem_grow ? "mem-grow" : "mem-any-fs");

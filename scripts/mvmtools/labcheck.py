@@ -25,7 +25,7 @@ Everything it runs and checks comes from the lab's own text:
                             [LO, HI], as N must; in docs/lab/*.md and
                             docs/guide.md (say in the text why it moves)
 It works in build/lab-check/, a scratch top directory (./minivmm, guest/,
-scripts/ and tests/bin/ linked to the real ones), so your own results/lab/
+scripts/, tests/bin/ and build/bench/ linked to the real ones), so your own results/lab/
 is left alone.
 """
 import glob
@@ -261,11 +261,13 @@ class LabCheck:
         return "\n".join(lines[-n:])
 
     def scratch(self):
-        subprocess.run(["make", "-s", "all", "tests/bin/hello.raw"], cwd=self.root, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(["make", "-s", "all", "tests/bin/hello.raw", "build/bench/roofline"], cwd=self.root,
+                       stdout=subprocess.DEVNULL, check=True)
         shutil.rmtree(self.w, ignore_errors=True)
-        for d in ("guest", "tests/bin", "results"):
+        for d in ("guest", "tests/bin", "results", "build"):
             os.makedirs(os.path.join(self.w, d), exist_ok=True)
         os.symlink(os.path.join(self.root, "minivmm"), os.path.join(self.w, "minivmm"))
+        os.symlink(os.path.join(self.root, "build/bench"), os.path.join(self.w, "build/bench"))
         os.symlink(os.path.join(self.root, "guest/guest.bin"), os.path.join(self.w, "guest/guest.bin"))
         os.symlink(os.path.join(self.root, "scripts"), os.path.join(self.w, "scripts"))
         for b in sorted(glob.glob(os.path.join(self.root, "tests/bin/*.bin")) + glob.glob(os.path.join(self.root, "tests/bin/*.raw"))):
@@ -273,7 +275,8 @@ class LabCheck:
 
     def rig_cases(self):
         """Each case of tests/rig/cases as the command line it runs (the shell file evaluated)."""
-        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; . tests/rig/cases'], cwd=self.root,
+        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; run_numa() { run "$@"; }; . tests/rig/cases'],
+                           cwd=self.root,
                            env=dict(os.environ, G="guest/guest.bin", F=""), stdout=subprocess.PIPE, check=True)
         return set(re.sub(" +", " ", line) for line in p.stdout.decode().split("\n"))
 

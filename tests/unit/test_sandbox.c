@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,25 +38,25 @@ enum action {
 	DO_UFFD_READ_OTHER,
 	DO_UFFD_WRITE,	       /* no output at all */
 	DO_UFFD_MMAP,	       /* no memory of its own */
-	DO_EAGER_ALLOWED,      /* SANDBOX_EAGER: populate, prefault, mincore (frontier) */
-	DO_EAGER_BELOW_RAM,    /* populate memory below guest RAM */
+	DO_NUMA_QUERY,	       /* --numa's audit: move_pages asking where a page is */
+	DO_NUMA_MOVE,	       /* move_pages with target nodes: would move pages */
+	DO_NUMA_MBIND,	       /* a memory policy after setup */
+	DO_EAGER_ALLOWED,      /* SANDBOX_EAGER: populate, prefault, mincore */
 	DO_EAGER_OTHER_ADVICE, /* MADV_FREE on guest RAM: it would lose the guest's data */
 	DO_EAGER_RUN_SPARE,    /* KVM_RUN on the spare vCPU */
 	DO_EAGER_OTHER_FD,     /* KVM_PRE_FAULT_MEMORY through another fd */
-	DO_EAGER_MINCORE,      /* mincore without the frontier order */
 	DO_EAGER_WRITE,	       /* no output */
 };
 
 struct job {
 	enum sandbox_role role;
 	enum action act;
-	int mincore; /* SANDBOX_EAGER: the frontier order */
 };
 
-/* SANDBOX_EAGER's guest RAM: the upper half of a mapping (the lower half is not RAM). */
+/* SANDBOX_EAGER's stand-in for guest RAM, mapped before the filter. */
 static uint8_t *eager_map(void)
 {
-	void *m = mmap(NULL, 2 * RAM_BYTES, PROT_READ | PROT_WRITE,
+	void *m = mmap(NULL, RAM_BYTES, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return m == MAP_FAILED ? NULL : (uint8_t *)m;
@@ -77,17 +78,16 @@ static void *sandboxed(void *arg)
 	struct timespec ts;
 	struct kvm_pre_fault_memory pre = { 0 };
 	unsigned char vec[RAM_BYTES / 4096];
-	uint8_t *map = j->role == SANDBOX_EAGER ? eager_map() : NULL,
-		*ram = map + RAM_BYTES;
+	uint8_t *ram = j->role == SANDBOX_EAGER ? eager_map() : NULL;
 	char buf[8];
+	void *page = buf;
+	int node = 0, status = 0;
+	unsigned long mask = 1;
 
 	if (j->role == SANDBOX_EAGER) {
-		if (!map)
+		if (!ram)
 			_exit(2);
 		f.prefault_fd = FAKE_SPARE_FD;
-		f.ram_hva = (uintptr_t)ram;
-		f.ram_bytes = RAM_BYTES;
-		f.mincore = j->mincore;
 	}
 	if (sandbox_enter(j->role, &f))
 		_exit(3);
@@ -163,19 +163,30 @@ static void *sandboxed(void *arg)
 	case DO_UFFD_MMAP:
 		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		break;
+	case DO_NUMA_QUERY:
+		/* A kernel without NUMA says ENOSYS: the filter let it through either way. */
+		if (syscall(SYS_move_pages, 0, 1, &page, NULL, &status, 0) &&
+		    errno != ENOSYS)
+			_exit(16);
+		if (sched_getcpu() < 0)
+			_exit(17);
+		break;
+	case DO_NUMA_MOVE:
+		syscall(SYS_move_pages, 0, 1, &page, &node, &status, 0);
+		break;
+	case DO_NUMA_MBIND:
+		syscall(SYS_mbind, buf, 4096, 0, &mask, 2, 0);
+		break;
 	case DO_EAGER_ALLOWED:
 		if (madvise(ram, RAM_BYTES, MADV_POPULATE_WRITE) && errno != EINVAL)
-			_exit(16); /* EINVAL: a kernel without it; the filter let it through */
+			_exit(21); /* EINVAL: a kernel without it; the filter let it through */
 		if (ioctl(FAKE_SPARE_FD, KVM_PRE_FAULT_MEMORY, &pre) != -1 ||
 		    errno != EBADF)
-			_exit(17);
+			_exit(22);
 		if (mincore(ram, RAM_BYTES, vec))
-			_exit(18);
+			_exit(23);
 		if (clock_gettime(CLOCK_MONOTONIC, &ts))
-			_exit(19);
-		break;
-	case DO_EAGER_BELOW_RAM:
-		madvise(map, RAM_BYTES, MADV_POPULATE_WRITE);
+			_exit(24);
 		break;
 	case DO_EAGER_OTHER_ADVICE:
 		madvise(ram, RAM_BYTES, MADV_FREE);
@@ -186,21 +197,18 @@ static void *sandboxed(void *arg)
 	case DO_EAGER_OTHER_FD:
 		ioctl(FAKE_VCPU_FD, KVM_PRE_FAULT_MEMORY, &pre);
 		break;
-	case DO_EAGER_MINCORE:
-		mincore(ram, RAM_BYTES, vec);
-		break;
 	case DO_EAGER_WRITE:
 		if (write(STDOUT_FILENO, "", 0) < 0)
-			_exit(20);
+			_exit(25);
 		break;
 	}
 	return NULL;
 }
 
 /* Run the job in a child process; return its wait status. */
-static int in_child_with(enum sandbox_role role, enum action act, int mincore)
+static int in_child(enum sandbox_role role, enum action act)
 {
-	struct job j = { role, act, mincore };
+	struct job j = { role, act };
 	pid_t pid = fork();
 	int st = 0;
 
@@ -214,11 +222,6 @@ static int in_child_with(enum sandbox_role role, enum action act, int mincore)
 	}
 	waitpid(pid, &st, 0);
 	return st;
-}
-
-static int in_child(enum sandbox_role role, enum action act)
-{
-	return in_child_with(role, act, 0);
 }
 
 static int killed_by_sigsys(int st)
@@ -247,6 +250,12 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_CHDIR)));
 	/* The main thread may make no KVM ioctl at all. */
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_SET_REGS)));
+	/* --numa: the main thread may ask where pages are, never move or bind them. */
+	st = in_child(SANDBOX_MAIN, DO_NUMA_QUERY);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_NUMA_MOVE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_NUMA_MBIND)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_NUMA_QUERY)));
 	/* userfaultfd handlers: their uffd's page ioctls, poll, the clock, and nothing else. */
 	st = in_child(SANDBOX_UFFD, DO_UFFD_ALLOWED);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -261,14 +270,12 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_OPEN)));
 #endif
 	/* Background eager threads: populate guest RAM, prefault through their spare, and no more. */
-	st = in_child_with(SANDBOX_EAGER, DO_EAGER_ALLOWED, 1);
+	st = in_child(SANDBOX_EAGER, DO_EAGER_ALLOWED);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_RUN_SPARE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_OTHER_FD)));
-	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_MINCORE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_SOCKET)));
 #ifndef MINIVMM_SANITIZE /* the sanitizer runtime reads, writes, maps, opens, madvises */
-	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_BELOW_RAM)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_OTHER_ADVICE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_WRITE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_UFFD_MMAP)));

@@ -51,6 +51,12 @@ struct eager_thread {
 	pthread_t tid;
 	int created;
 	struct eager *e;
+	/* --numa: the guest node it runs on and how many ranges it covers; where it ran. */
+	int node;
+	unsigned nodes;
+	int cpu;
+	cpu_set_t allowed;
+	int have_allowed;
 };
 
 struct eager {
@@ -222,6 +228,31 @@ static int plan_order(struct eager *e, const struct vm_config *cfg, struct vm *v
 	return 0;
 }
 
+/*
+ * --numa: the thread's share lies in its node's range (or, with fewer
+ * threads than nodes, covers whole ranges from the first one's node); on
+ * the vCPU threads, vCPU i's share is on vCPU i's node. KVM_PRE_FAULT_MEMORY
+ * goes through a vCPU of the same node. The slice orders walk that share;
+ * the file order's threads share all of RAM, each pinned to its node.
+ */
+static void numa_slice(struct eager *e, struct eager_thread *t)
+{
+	struct mm_numa_share s;
+	unsigned vcpu0, nvcpus;
+
+	numa_share(e->vm->numa, e->nthreads, t->index, &s);
+	numa_node_vcpus(e->vm->numa, s.node, &vcpu0, &nvcpus);
+	t->node = (int)s.node;
+	t->nodes = s.nodes;
+	if (!e->on_vcpu_threads)
+		t->vcpu = vcpu0 + t->index % nvcpus;
+	if (e->order == EAGER_ORDER_FILE)
+		return;
+	t->cur.lo = t->cur.front = t->cur.guest = s.gpa;
+	t->cur.hi = t->cur.back = s.gpa + s.bytes;
+	t->cur.left = (s.bytes + e->plan.chunk - 1) / e->plan.chunk;
+}
+
 /* Each thread's cursor, its prefault vCPU, the stride of its frontier's points. */
 static void plan_threads(struct eager *e, struct vm *vm)
 {
@@ -229,8 +260,12 @@ static void plan_threads(struct eager *e, struct vm *vm)
 		struct eager_thread *t = &e->th[i];
 		uint64_t share;
 
-		*t = (struct eager_thread){ .index = i, .vcpu = i % vm->nvcpus, .e = e };
+		*t = (struct eager_thread){
+			.index = i, .vcpu = i % vm->nvcpus, .e = e, .node = -1, .cpu = -1
+		};
 		order_cursor_init(&e->plan, i, &t->cur);
+		if (vm->numa)
+			numa_slice(e, t);
 		t->gpa = t->cur.lo;
 		t->slice_bytes = t->cur.hi - t->cur.lo;
 		if (e->background && e->strategy == EAGER_PREFAULT) {
@@ -407,7 +442,10 @@ static void work(struct eager *e, struct eager_thread *t)
 	while (!e->released && !vm_stopping(vm))
 		pthread_cond_wait(&e->cond, &e->lock);
 	pthread_mutex_unlock(&e->lock);
+	if (t->node >= 0)
+		t->have_allowed = !sched_getaffinity(0, sizeof(t->allowed), &t->allowed);
 	populate_all(e, t);
+	t->cpu = sched_getcpu();
 	pthread_mutex_lock(&e->lock);
 	e->done++;
 	pthread_mutex_unlock(&e->lock);
@@ -482,6 +520,7 @@ void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cook
 	vm_wait_main(vm, waiting_done, tick ? waiting_tick : NULL, &w, tick_s, 0, 0);
 	e->t_end = now_s();
 	e->resident_after = mm_resident_bytes(&vm->ram);
+	numa_audit(vm->numa, &vm->ram, NUMA_AUDIT_AFTER_EAGER); /* outside eager's time */
 	for (unsigned i = 0; i < e->nthreads; i++) {
 		struct eager_thread *t = &e->th[i];
 
@@ -512,6 +551,22 @@ static void *dedicated(void *arg)
 	return NULL;
 }
 
+/* --numa: pinned to its node's CPUs from the start. Returns like pthread_create. */
+static int start_thread(struct eager *e, struct eager_thread *t, void *(*fn)(void *))
+{
+	pthread_attr_t attr;
+	int r;
+
+	if (t->node < 0)
+		return pthread_create(&t->tid, NULL, fn, t);
+	r = -numa_thread_attr(e->vm->numa, (unsigned)t->node, &attr);
+	if (r)
+		return r;
+	r = pthread_create(&t->tid, &attr, fn, t);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 /* --eager-threads N: N threads of their own, joined before any vCPU starts. */
 void eager_run_dedicated(struct eager *e, struct vm *vm, void (*tick)(void *),
 			 void *cookie, double tick_s)
@@ -520,7 +575,7 @@ void eager_run_dedicated(struct eager *e, struct vm *vm, void (*tick)(void *),
 	int r;
 
 	for (; started < e->nthreads; started++) {
-		r = pthread_create(&e->th[started].tid, NULL, dedicated, &e->th[started]);
+		r = start_thread(e, &e->th[started], dedicated);
 		if (r) {
 			vm_finish(vm, END_HOST_ERROR, 0,
 				  "pthread_create for eager thread %u: %s", started,
@@ -557,11 +612,14 @@ static void *background(void *arg)
 				 .prefault_fd = e->strategy == EAGER_PREFAULT
 							? t->prefault_fd
 							: -1,
-				 .ram_hva = (uintptr_t)vm->ram.hva,
-				 .ram_bytes = vm->ram.size,
-				 .mincore = e->order == EAGER_ORDER_FRONTIER };
-	int r = e->sandbox ? sandbox_enter(SANDBOX_EAGER, &f) : 0;
+				 .stats_fds = NULL,
+				 .nstats = 0 };
+	int r;
 
+	/* Before the filter, which allows no sched_getaffinity. */
+	if (t->node >= 0)
+		t->have_allowed = !sched_getaffinity(0, sizeof(t->allowed), &t->allowed);
+	r = e->sandbox ? sandbox_enter(SANDBOX_EAGER, &f) : 0;
 	if (r) {
 		t->stopped = 1;
 		vm_finish(vm, END_HOST_ERROR, 0,
@@ -574,6 +632,7 @@ static void *background(void *arg)
 		pthread_cond_wait(&e->cond, &e->lock);
 	pthread_mutex_unlock(&e->lock);
 	populate_all(e, t);
+	t->cpu = sched_getcpu(); /* getcpu (the vDSO or rseq where they can) */
 	if (t->err)
 		vm_finish(vm, END_HOST_ERROR, 0, "eager background %s, thread %u: %s: %s",
 			  eager_strategy_name(e->strategy), t->index, t->what,
@@ -589,7 +648,7 @@ void eager_background_start(struct eager *e, struct vm *vm, int sandbox)
 		return;
 	e->sandbox = sandbox;
 	for (unsigned i = 0; i < e->nthreads; i++) {
-		r = pthread_create(&e->th[i].tid, NULL, background, &e->th[i]);
+		r = start_thread(e, &e->th[i], background);
 		if (r) {
 			vm_finish(vm, END_HOST_ERROR, 0,
 				  "pthread_create for eager thread %u: %s", i,
@@ -667,10 +726,13 @@ int eager_facts(const struct eager *e, struct eager_facts *f)
 int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t)
 {
 	const struct eager_thread *th;
+	struct numa_node_facts nf;
 
 	if (!eager_host_side(e) || i >= e->nthreads)
 		return -ENOENT;
 	th = &e->th[i];
+	if (th->node < 0 || numa_node_facts(e->vm->numa, (unsigned)th->node, &nf))
+		nf.host = -1;
 	*t = (struct eager_thread_facts){ .vcpu = th->vcpu,
 					  .gpa = th->gpa,
 					  .bytes = th->slice_bytes,
@@ -681,6 +743,12 @@ int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t
 					  .stopped = th->stopped,
 					  .pf = th->pf,
 					  .points = th->pt,
-					  .npoints = th->npt };
+					  .npoints = th->npt,
+					  .node = th->node,
+					  .host_node = nf.host,
+					  .nodes = th->nodes,
+					  .cpu = th->cpu,
+					  .allowed = th->have_allowed ? &th->allowed
+								      : NULL };
 	return 0;
 }

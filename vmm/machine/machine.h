@@ -130,6 +130,16 @@ const char *eager_order_name(enum eager_order o);
 /* The order --eager-order ARG asks for: NULL is front, a row's name that row, else a FILE. */
 enum eager_order eager_order_of(const char *arg);
 
+/* ---- numa.c: the policies --numa-policy takes (--help lists the rows) ---- */
+enum numa_policy { NUMA_BIND, NUMA_PREFERRED, NUMA_FIRST_TOUCH, NUMA_POLICY_COUNT };
+struct numa_policy_row {
+	enum numa_policy id;
+	const char *name;
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct numa_policy_row numa_policies[];
+const char *numa_policy_name(unsigned p);
+
 /* ---- what one VM is asked to be: the options that shape the machine ------ */
 struct vm_config {
 	uint64_t mem_bytes;
@@ -145,6 +155,11 @@ struct vm_config {
 	unsigned uffd_threads;	   /* --uffd-threads (0 until options_parse sets it) */
 	unsigned uffd_delay_us;	   /* --uffd-delay-us */
 	const char *record_touch_path; /* --record-touch FILE */
+	int numa;		       /* --numa: guest RAM in one range per host node */
+	int numa_auto;		       /* --numa or --numa=auto: the host's nodes */
+	cpu_set_t numa_nodes;	       /* --numa=LIST: these host nodes, in id order */
+	const char *numa_arg;	       /* as given: "auto", "0,1" */
+	unsigned numa_policy;	       /* enum numa_policy: --numa-policy (NUMA_BIND) */
 	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
 	unsigned eager_threads; /* 0: the vCPU threads do it (background: one per vCPU) */
 	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
@@ -196,6 +211,7 @@ struct vm_hooks {
 	void (*vcpu_enter)(void *cookie, unsigned vcpu,
 			   int vcpu_fd);		 /* before the first KVM_RUN */
 	void (*vcpu_leave)(void *cookie, unsigned vcpu); /* after the last */
+	void (*vcpu_ran)(void *cookie, unsigned vcpu);	 /* its first KVM_RUN returned */
 };
 
 /*
@@ -298,6 +314,8 @@ struct bootinfo {
 	uint32_t tsc_khz;
 	int eager_touch;
 	int tdp; /* KVM builds the second level with EPT/NPT */
+	const struct numa
+		*numa; /* --numa: /numa and the cpus' numa-node-id; NULL: none */
 	int argc;
 	char **argv;
 };
@@ -404,11 +422,57 @@ struct eager_thread_facts {
 	struct prefault_stats pf;
 	const struct eager_point *points; /* its frontier, in order: bytes never down */
 	unsigned npoints;
+	/* --numa: the guest node it runs on, how many ranges it covers, where it ran. */
+	int node;		  /* -1 without --numa */
+	int host_node;		  /* the host node it is pinned to */
+	unsigned nodes;		  /* 1 unless there are fewer threads than nodes */
+	int cpu;		  /* host CPU when it finished; -1 unknown */
+	const cpu_set_t *allowed; /* its affinity as it started (NULL: not read) */
 };
 /* 0 and *f when e did host-side work (populate, prefault), else -ENOENT. */
 int eager_facts(const struct eager *e, struct eager_facts *f);
 int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t);
 void eager_free(struct eager *e);
+
+/* ---- numa.c: --numa, guest RAM in per-node ranges, what ran where -------- */
+struct numa;					 /* opaque: numa.c */
+const struct numa *vm_numa(const struct vm *vm); /* NULL without --numa */
+
+/* When the placement was audited: after a host-side eager, else before teardown. */
+enum numa_audit_when { NUMA_AUDIT_NONE, NUMA_AUDIT_AFTER_EAGER, NUMA_AUDIT_AT_EXIT };
+
+struct numa_facts {
+	const char *requested; /* --numa's argument: "auto", "0,1" */
+	enum numa_policy policy;
+	unsigned nodes;	     /* the VM's (guest node k is the k-th) */
+	unsigned host_nodes; /* online on the host (1 without NUMA in the kernel) */
+	unsigned left_out;   /* auto: usable host nodes beyond one per vCPU */
+	int kernel_numa;     /* the host kernel has NUMA (sysfs nodes, mbind) */
+	int balancing;	     /* /proc/sys/kernel/numa_balancing; -1 unknown */
+	int bound;	     /* every range was mbind'ed before anything touched it */
+	enum numa_audit_when audited;
+	int audit_err; /* -errno of move_pages (-ENOSYS: no NUMA), 0 */
+	uint64_t
+		page_bytes; /* the backing's: an audit stride of it asks about every page */
+};
+struct numa_node_facts {
+	int host;			   /* host node id */
+	uint64_t gpa, bytes;		   /* its range of guest RAM */
+	const cpu_set_t *cpus;		   /* where its vCPUs and eager workers run */
+	unsigned vcpu0, nvcpus;		   /* its vCPUs: [vcpu0, vcpu0 + nvcpus) */
+	uint64_t mem_free;		   /* MemFree when planned */
+	uint64_t stride;		   /* audit: one page in every stride bytes */
+	const struct mm_numa_count *count; /* audit: where the sampled pages were */
+};
+struct numa_vcpu_facts {
+	unsigned node;		  /* guest node */
+	int cpu_start, cpu_end;	  /* host CPU at its thread's start and end; -1 unknown */
+	const cpu_set_t *allowed; /* its thread's affinity as it started */
+	int started;
+};
+int numa_facts(const struct numa *n, struct numa_facts *f); /* -ENOENT: no --numa */
+int numa_node_facts(const struct numa *n, unsigned k, struct numa_node_facts *f);
+int numa_vcpu_facts(const struct numa *n, unsigned i, struct numa_vcpu_facts *f);
 
 /* ---- paging.c: --paging kernel|uffd: who backs a page on first touch ------ */
 enum paging_kind { PAGING_KERNEL, PAGING_UFFD, PAGING_KIND_COUNT };
@@ -462,21 +526,33 @@ int paging_facts(const struct paging *pg, struct paging_facts *f); /* -ENOENT: k
 void paging_free(struct paging *pg);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
-enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD, SANDBOX_EAGER };
+struct sock_filter;
+enum sandbox_role {
+	SANDBOX_MAIN,
+	SANDBOX_VCPU,
+	SANDBOX_UFFD,
+	SANDBOX_EAGER,
+	SANDBOX_ROLES
+};
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
-	/* SANDBOX_EAGER: the spare vCPU it prefaults through (-1: none), guest RAM, mincore. */
-	int prefault_fd;
-	uint64_t ram_hva, ram_bytes;
-	int mincore;
+	int prefault_fd; /* SANDBOX_EAGER: the spare vCPU it prefaults through, or -1 */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
 	int nout;
 };
-/* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
+/* A role's filter built by libseccomp at run time (tests; libseccomp context). 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
+/*
+ * Load a role's filter on this thread: the program built at compile time with
+ * f's values patched in (sandbox_load.c: no libseccomp, no allocation), or, for
+ * more fds than it has slots for, one built now. 0 or -errno.
+ */
 int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
+/* The program sandbox_enter would load from the compile-time build: its length, or -errno. */
+int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,
+		    struct sock_filter *prog, unsigned cap);
 
 #endif /* MINIVMM_MACHINE_H */

@@ -33,10 +33,18 @@ int vm_map_ram(struct vm *vm, const struct vm_config *cfg, char *err, size_t err
 					      .grow = cfg->mem_grow,
 					      .any_fs = cfg->mem_any_fs };
 	int from_file = cfg->mem_path || cfg->reservoir;
-	int e = mm_ram_create(&vm->ram,
-			      cfg->backing_set || !from_file ? cfg->backing : NULL,
-			      cfg->mem_bytes, &file, err, errlen);
+	int e = 0;
 
+	/* --numa: the nodes are chosen and checked before anything is mapped. */
+	if (cfg->numa)
+		e = numa_plan(cfg, cfg->backing->page_bytes, &vm->numa, err, errlen);
+	e = e
+		    ?: mm_ram_create(&vm->ram,
+				     cfg->backing_set || !from_file ? cfg->backing : NULL,
+				     cfg->mem_bytes, &file, err, errlen);
+	/* ... and bound to them before anything touches it. */
+	if (!e && vm->numa)
+		e = numa_bind_ram(vm->numa, &vm->ram, err, errlen);
 	if (e)
 		return e;
 	e = mm_memslot_register(vm->vm_fd, &vm->ram);
@@ -147,6 +155,8 @@ void vm_teardown(struct vm *vm)
 		vcpu_destroy(&vm->vcpus[i]);
 	for (unsigned i = 0; vm->spares && i < vm->nspares; i++)
 		vcpu_destroy(&vm->spares[i]);
+	/* Without a host-side eager, where the guest's pages ended up. */
+	numa_audit(vm->numa, &vm->ram, NUMA_AUDIT_AT_EXIT);
 	mm_ram_destroy(&vm->ram);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
@@ -160,6 +170,7 @@ void vm_free(struct vm *vm)
 	if (!vm)
 		return;
 	mm_ram_free(&vm->ram);
+	numa_free(vm->numa);
 	free(vm->vcpus);
 	free(vm->spares);
 	free(vm);

@@ -144,12 +144,17 @@ const char *sweep_mapping_name(const struct mvm_rec_sweep *r);
 #define ENV_MAX_POOLS  4
 #define ENV_MAX_PARAMS 256
 
-/* Plain data: read by env_start()/env_complete(), written out by the report. */
+struct env_param {
+	char module[16], name[256], value[128];
+};
+/* Plain data: read by env_start()/env_sample()/env_complete(), written out by the report. */
 struct env {
 	int argc; /* minivmm's own command line */
 	char **argv;
-	/* At start: what changes as runs come and go. */
+	time_t start;	     /* when main() began; formatted by env_complete() */
 	char start_time[80]; /* "YYYY-MM-DDTHH:MM:SSZ"; sized for any int fields */
+	/* Sampled before a run makes its RAM resident: what changes as runs come and go. */
+	int sampled;
 	uint64_t mem_total, mem_available;
 	char thp_enabled[32], thp_defrag[32];
 	struct {
@@ -164,16 +169,23 @@ struct env {
 	char cpu_model[256], cpu_vendor[64], cpu_family[16], cpu_model_number[16],
 		cpu_stepping[16];
 	long online_cpus;
-	struct {
-		char module[16], name[256], value[128];
-	} param[ENV_MAX_PARAMS];
+	struct env_param *param; /* ENV_MAX_PARAMS of them, allocated by env_complete() */
 	unsigned nparams;
 };
-/* What changes as runs go (memory, THP, hugetlb pools): at start. 0 or -ENOMEM. */
+/*
+ * The record, with the command line and the time only: nothing is read here,
+ * so nothing of it is on the way to the guest's first instruction. 0 or -ENOMEM.
+ */
 int env_start(int argc, char **argv, struct env **out);
 /*
- * Kernel, CPU, KVM module parameters: read once, before the main thread's
- * sandbox (opens files); a no-op afterwards and for NULL.
+ * Memory, THP, hugetlb pools: read once, before the run makes its RAM resident
+ * (before eager population; for a lazy run, from env_complete()). NULL: no-op.
+ */
+void env_sample(struct env *e);
+/*
+ * The rest (start time, kernel, CPU, KVM module parameters, and env_sample()'s
+ * part if not read yet): once, before the main thread's sandbox (opens files),
+ * when the guest already runs; a no-op afterwards and for NULL.
  */
 void env_complete(struct env *e);
 void env_free(struct env *e);

@@ -78,6 +78,14 @@ void eager_report(const struct eager *e, const char *stopped, FILE *f)
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u call%s, %u retr%s",
 				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
 				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
+		if (t.node >= 0 && t.nodes > 1)
+			fprintf(f,
+				", nodes %d-%d from node %d (host node %d, CPU %d): fewer threads than nodes",
+				t.node, t.node + (int)t.nodes - 1, t.node, t.host_node,
+				t.cpu);
+		else if (t.node >= 0)
+			fprintf(f, ", on node %d (host node %d, CPU %d)", t.node,
+				t.host_node, t.cpu);
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
@@ -265,6 +273,18 @@ void eager_write_json(const struct run_view *v, struct json *j)
 			json_double(j, "seconds", t.t1 - t.t0);
 			json_bool(j, "stopped", t.stopped);
 			json_u64(j, "points", t.npoints);
+			if (t.node >= 0) {
+				char cpus[128];
+
+				json_i64(j, "node", t.node);
+				json_i64(j, "host_node", t.host_node);
+				json_u64(j, "nodes", t.nodes);
+				json_i64(j, "cpu", t.cpu);
+				if (t.allowed)
+					json_string(j, "allowed",
+						    mm_cpulist_format(t.allowed, cpus,
+								      sizeof(cpus)));
+			}
 			if (x.strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t.vcpu);
 				json_u64(j, "prefault_bytes", t.pf.bytes);

@@ -112,6 +112,12 @@ void eager_background_report(const struct run_view *v, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
 void eager_write_json(const struct run_view *v, struct json *j);
 
+/* ---- numa.c: --numa's placement and pinning, reported ------------------- */
+/* The nodes and the audit's counts, if the audit ran at `when` (else nothing). */
+void numa_report(const struct numa *n, enum numa_audit_when when, FILE *f);
+void numa_write_json(const struct numa *n,
+		     struct json *j); /* "numa": {...}; none without */
+
 /* ---- ram.c: where guest RAM came from (a file, a lease), reported ------- */
 /* What guest RAM is (a file, a lease), for people. Nothing for fresh memory. */
 void ram_print(const struct guest_ram *ram, FILE *f);

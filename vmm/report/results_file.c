@@ -152,6 +152,7 @@ static void run_members(const struct run_view *r, struct json *j)
 		json_end_object(j);
 	}
 
+	numa_write_json(vm_numa(vm), j);
 	paging_write_json(r, j);
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
