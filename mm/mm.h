@@ -89,6 +89,14 @@ uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */
 
 /* Bytes of guest RAM resident in host memory now (mincore). -errno on failure. */
 int64_t mm_resident_bytes(const struct guest_ram *ram);
+/*
+ * How many 4 KiB host pages of guest-physical [gpa, gpa + len) are
+ * resident (mincore), and in *top the end of the highest (gpa when none).
+ * 0 when mincore fails or the range is not RAM. No allocation: a vector on
+ * the stack per 2 MiB.
+ */
+uint64_t mm_resident_count(const struct guest_ram *ram, uint64_t gpa, uint64_t len,
+			   uint64_t *top);
 
 /*
  * Back [hva, hva + len) with host memory for writing. Uses

@@ -7,8 +7,7 @@
 /* The --eager-order names that are orders, not files (NULL: front to back). */
 static int order_is_named(const char *order)
 {
-	return !order || !strcmp(order, "front") || !strcmp(order, "back") ||
-	       !strcmp(order, "frontier");
+	return eager_order_of(order) != EAGER_ORDER_FILE;
 }
 
 /* What every mode starts from: the options given, without paging or eager of their own. */

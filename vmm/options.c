@@ -147,21 +147,47 @@ static int set_timeout(struct config *cfg, const char *arg)
 	return 0;
 }
 
-static int set_eager(struct config *cfg, const char *arg)
+/* A HOW of --eager=HOW (or of background:HOW): 0, or -EINVAL after the message. */
+static int eager_how(struct config *cfg, const char *arg, const char *what, unsigned last)
 {
 	char list[128];
 
-	cfg->vm.eager = EAGER_AUTO;
-	if (!arg)
-		return 0;
-	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++)
+	for (unsigned i = EAGER_AUTO; i <= last; i++)
 		if (!strcmp(arg, eager_strategies[i].name)) {
 			cfg->vm.eager = eager_strategies[i].id;
 			return 0;
 		}
-	return bad("--eager=%s: strategies are %s", arg,
-		   names(list, sizeof(list), strategy_name, EAGER_AUTO,
-			 EAGER_STRATEGY_COUNT));
+	return bad(
+		"--eager=%s: %s are %s%s", what,
+		last == EAGER_TOUCH ? "strategies" : "background's HOWs",
+		names(list, sizeof(list), strategy_name, EAGER_AUTO, last + 1),
+		last == EAGER_TOUCH
+			? ", background[:HOW]"
+			: " (touch runs in the guest before the workload: it cannot go beside it)");
+}
+
+static int set_eager(struct config *cfg, const char *arg)
+{
+	cfg->vm.eager = EAGER_AUTO;
+	cfg->vm.eager_background = 0;
+	if (!arg)
+		return 0;
+	if (!strcmp(arg, "background"))
+		return cfg->vm.eager_background = 1, 0;
+	if (!strncmp(arg, "background:", strlen("background:"))) {
+		cfg->vm.eager_background = 1;
+		return eager_how(cfg, arg + strlen("background:"), arg, EAGER_PREFAULT);
+	}
+	return eager_how(cfg, arg, arg, EAGER_TOUCH);
+}
+
+static int set_eager_order(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad(
+			"--eager-order: an empty order (front, back, frontier or a FILE)");
+	cfg->vm.eager_order = arg;
+	return 0;
 }
 
 static int set_eager_threads(struct config *cfg, const char *arg)
@@ -354,6 +380,22 @@ static void list_strategies(FILE *f)
 		if (s->help[1])
 			fprintf(f, "%34s%s\n", "", s->help[1]);
 	}
+	fprintf(f, "%24sbackground[:HOW]\n", "");
+	fprintf(f, "%34sthe guest runs at once; --eager-threads\n", "");
+	fprintf(f, "%34spopulate beside it (HOW: auto, populate or\n", "");
+	fprintf(f, "%34sprefault; default auto)\n", "");
+}
+
+static void list_orders(FILE *f)
+{
+	for (unsigned i = 0; i < EAGER_ORDER_COUNT; i++) {
+		const struct eager_order_row *o = &eager_orders[i];
+
+		fprintf(f, "%24s%-9s %s\n", "", i == EAGER_ORDER_FILE ? "FILE" : o->name,
+			o->help[0]);
+		if (o->help[1])
+			fprintf(f, "%34s%s\n", "", o->help[1]);
+	}
 }
 
 static void list_paging(FILE *f)
@@ -420,6 +462,12 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 		snprintf(
 			err, errlen,
 			"--compare runs its modes under the paging each chooses; it does not take --paging uffd (the uffd mode is lazy with --paging uffd: --compare=lazy,uffd)");
+		return -EINVAL;
+	}
+	if (cfg->vm.eager_background) {
+		snprintf(
+			err, errlen,
+			"--eager=background populates guest RAM beside the guest: with --paging uffd the handlers must see every first touch; use one or the other");
 		return -EINVAL;
 	}
 	if (cfg->vm.eager != EAGER_NONE && cfg->vm.eager != EAGER_TOUCH) {
@@ -558,9 +606,19 @@ static const struct opt {
 	  required_argument,
 	  "N",
 	  { "host threads, 1 to 1024, for populate and prefault",
-	    "(default: one per vCPU, on the vCPU threads)" },
+	    "(default: one per vCPU, on the vCPU threads; in the",
+	    "background always threads of their own)" },
 	  set_eager_threads,
 	  NULL,
+	  NULL },
+	{ "eager-order",
+	  0,
+	  required_argument,
+	  "ORDER",
+	  { "the order eager populates guest RAM in, in chunks of",
+	    "2 MiB (or the backing's page) (default front):" },
+	  set_eager_order,
+	  list_orders,
 	  NULL },
 	{ "numa",
 	  0,
@@ -1031,6 +1089,16 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			"--eager-threads sets host threads for populate and prefault; --eager=touch runs in the guest, one vCPU per slice (use --vcpus)");
 	if (cfg->vm.eager_threads && cfg->vm.eager == EAGER_NONE)
 		return bad("--eager-threads needs --eager (auto, populate or prefault)");
+	if (cfg->vm.eager_order && cfg->vm.eager == EAGER_NONE)
+		return bad(
+			"--eager-order orders eager population: add --eager (or --eager=background)");
+	if (cfg->vm.eager_order && cfg->vm.eager == EAGER_TOUCH)
+		return bad(
+			"--eager-order orders the host's populate; --eager=touch writes from inside the guest, each vCPU its slice");
+	if (eager_order_of(cfg->vm.eager_order) == EAGER_ORDER_FRONTIER &&
+	    !cfg->vm.eager_background)
+		return bad(
+			"--eager-order frontier follows the running guest: it needs --eager=background");
 	if (cfg->vm.mem_path && cfg->vm.reservoir)
 		return bad(
 			"--mem-path and --reservoir both say where guest RAM is: use one");
@@ -1085,7 +1153,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	/* "--eager populate g.bin": getopt's optional arguments need '='. */
 	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT && img >= 1; i++)
 		if (!strcmp(argv[img - 1], "--eager") &&
-		    !strcmp(cfg->vm.guest_path, eager_strategies[i].name))
+		    (!strcmp(cfg->vm.guest_path, eager_strategies[i].name) ||
+		     !strncmp(cfg->vm.guest_path, "background", strlen("background"))))
 			return bad(
 				"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
 				cfg->vm.guest_path, cfg->vm.guest_path);

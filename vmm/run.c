@@ -350,8 +350,9 @@ static int setup(struct run *r)
 	if (r->o.verbose)
 		eager_predict_print(r->eager, stdout);
 	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
-	r->progress_bar = eager_host_side(r->eager) && !r->cfg->quiet &&
-			  isatty(STDERR_FILENO) && cfg->mem_bytes > PROGRESS_MIN_BYTES;
+	r->progress_bar = eager_host_side(r->eager) && !eager_in_background(r->eager) &&
+			  !r->cfg->quiet && isatty(STDERR_FILENO) &&
+			  cfg->mem_bytes > PROGRESS_MIN_BYTES;
 	e = run_register_devices(r);
 	if (e)
 		return setup_fail(r, END_HOST_ERROR, "devices: %s", strerror(-e));
@@ -469,6 +470,26 @@ static void run_guest(struct run *r)
 	if (e)
 		env_sample(r->o.env); /* before anything is populated */
 	eager_begin(e, vm);
+	if (eager_in_background(e)) {
+		/*
+		 * Lazy's setup, and the eager threads beside the guest: created
+		 * before the vCPUs (and before the main thread's sandbox, which
+		 * allows no more threads), released once the vCPU threads exist
+		 * (a thread's stack needs the mmap lock a populating thread
+		 * holds), never waited for: the run's end stops them.
+		 */
+		place_guest(r);
+		if (!vm_stopping(vm))
+			eager_background_start(e, vm, !r->cfg->no_sandbox);
+		if (!vm_stopping(vm))
+			vm_start_vcpus(vm);
+		eager_release(e);
+		main_thread_ready(r);
+		vm_run_to_end(vm, deadline, timeout);
+		eager_background_join(e);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	if (eager_on_vcpu_threads(e)) {
 		/* Each populates its slice once all exist, then waits for eager_go. */
 		vm_start_vcpus(vm);
@@ -546,6 +567,10 @@ void run_report(struct run *r, int status, int timeline)
 	struct run_view v;
 
 	run_view(r, &v);
+	if (r->o.verbose && eager_in_background(r->eager)) {
+		eager_background_report(&v, stdout);
+		fflush(stdout);
+	}
 	ending_print(&v, status, r->o.verbose, timeline);
 	if (r->o.verbose) {
 		paging_report(&v, stdout);

@@ -211,6 +211,39 @@ def _raw_touch(d):
     return ge(pf, 4096) and le(pf, 4400) and lt(member(s, "insn_emulation"), 100)
 
 
+# --- background prefault (--eager=background:prefault): spare vCPUs, counters ---
+
+BG_CASES = ("bg-prefault", "bg-prefault-frontier")
+BG_SLACK = 0.02  # of lazy's faults, for the TSC anchor's error on the emulated clocks
+
+
+def covered(doc):
+    """The fraction of the guest's first pass eager populated before the guest got
+    there (results: eager.covered_first, a lower bound from both frontiers), or None."""
+    return member(member(doc.get("eager"), "covered_first"), "fraction")
+
+
+def bg_bound(lazy_pf, c):
+    """What the first pass may take at most: lazy's faults less the part covered first."""
+    return lazy_pf * (1 - c) + BG_SLACK * lazy_pf + 16
+
+
+def _pct(x):
+    return "-" if x is None else "%.1f%%" % (100 * x)
+
+
+def _bg_auto(d):
+    return (eager(d, "requested") == "auto" and eager(d, "strategy") == "prefault" and eager(d, "background") is True
+            and eager(d, "spare_vcpus") == [cfg(d, "vcpus")])
+
+
+def _bg_spare(d):
+    pt = eager(d, "per_thread") or []
+    return (first_ran(d) and eager(d, "background") is True and eager(d, "strategy") == "prefault" and len(pt) == 1
+            and member(pt[0], "prefault_vcpu") == cfg(d, "vcpus") and gt(member(pt[0], "prefault_calls"), 0)
+            and member(pt[0], "prefault_bytes") == member(pt[0], "done_bytes") and gt(member(pt[0], "done_bytes"), 0)
+            and "eager_done" not in [p.get("phase") for p in d.get("timeline") or []]
+            and covered(d) is not None)
 # --- --numa: placement (the audit's counts) and pinning (each thread's CPU) ----------
 def cpulist(text):
     """The CPUs of a sysfs list ("0-3,8") as a set; None for anything else."""
@@ -333,6 +366,14 @@ def checks(vendor):
         ("hypercalls-are-io-exits", "platform", "io_exits over the timeline > 0", _io_exits),
         ("sweep-thp-2m-npt-faults", "sweep-thp", "demand records' pf_taken < pages / 10", _sweep_thp),
         ("raw-touch-npt-faults", "raw-touch", "vm_exit: 4096 <= pf_taken <= 4400, insn_emulation < 100", _raw_touch),
+        # Background prefault: KVM_PRE_FAULT_MEMORY on a spare vCPU while vCPU 0 runs.
+        ("bg-auto-chooses-prefault", "bg-auto", "--eager=background resolved to prefault, one spare vCPU", _bg_auto),
+        ("bg-prefault-spare-vcpu", "bg-prefault",
+         "one thread prefaulting all it populated through spare vCPU 1, no eager_done phase, coverage known",
+         _bg_spare),
+        ("bg-prefault-frontier-spare-vcpu", "bg-prefault-frontier",
+         "one thread prefaulting all it populated through spare vCPU 1, no eager_done phase, coverage known",
+         lambda d: _bg_spare(d) and eager(d, "order") == "frontier"),
         ("numa-auto-one-vcpu-local", "numa-auto-one-vcpu",
          "one node (the others left out: one vCPU), >= 99% local, threads pinned", _auto_one_vcpu),
         ("numa-bind-local", "numa-bind", "2 nodes, each >= 99% of its pages on its node after eager",
@@ -359,7 +400,7 @@ NUMA_CASES = ("numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind"
 EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "populate", "prefault", "thp", "thp-prefault", "sweep",
                                  "smp", "demand-1k", "demand-2k", "sweep-thp", "raw-touch", "numa-auto-one-vcpu",
                                  "numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind",
-                                 "numa-touch")] + [
+                                 "numa-touch", "bg-auto", "bg-prefault", "bg-prefault-frontier")] + [
     ("exit-status", 1, "guest exited with status 7"),
     ("fault", 4, "page fault.*fault address 0x40000000000"),
     ("ud2", 4, r"guest aborted on vCPU 0: unhandled exception 6 \(#UD invalid opcode\)"),
@@ -374,7 +415,8 @@ EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "populate", "prefaul
 
 # Verdicts that are neither an exit status nor a check of one case's JSON.
 OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "auto-says-prefault",
-                "demand-one-npt-fault-per-fault", "numa-nodes", "numa-guest-sees-nodes", "numa-line"]
+                "demand-one-npt-fault-per-fault", "numa-nodes", "numa-guest-sees-nodes", "numa-line",
+                "bg-auto-says-prefault", "bg-prefault-faults-below-lazy", "bg-prefault-frontier-faults-below-lazy"]
 
 # The order of the verdicts after the exit statuses and the console lines.
 JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
@@ -384,7 +426,10 @@ JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "l
               "smp-prefault-per-vcpu", "firmware-runs-natively", "hypercalls-are-io-exits",
               "demand-one-npt-fault-per-fault", "sweep-thp-2m-npt-faults", "raw-touch-npt-faults",
               "numa-auto-one-vcpu-local", "numa-bind-local", "numa-bind-pinned", "numa-line", "numa-guest-sees-nodes",
-              "numa-first-touch-local", "numa-remote-first-touch", "numa-remote-bind-local", "numa-touch-local"]
+              "numa-first-touch-local", "numa-remote-first-touch", "numa-remote-bind-local", "numa-touch-local",
+              "bg-auto-chooses-prefault", "bg-auto-says-prefault", "bg-prefault-spare-vcpu",
+              "bg-prefault-faults-below-lazy", "bg-prefault-frontier-spare-vcpu",
+              "bg-prefault-frontier-faults-below-lazy"]
 
 FLAT_CASES = ("lazy", "populate", "prefault", "thp", "thp-prefault")
 PER_FAULT_COUNTERS = ("pf_taken", "exits", "insn_emulation", "mmu_pte_write")
@@ -492,6 +537,29 @@ class Judge:
         else:
             self.no("auto-says-prefault", "\n".join(ln for ln in (_read(out) or "").split("\n") if "eager" in ln))
 
+    def bg_says_prefault(self):
+        out = self.path("bg-auto", ".out")
+        line = "eager: background prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], order front, 1 thread"
+        if _any_line(out, "^" + re.escape(line)):
+            self.ok("bg-auto-says-prefault")
+        else:
+            self.no("bg-auto-says-prefault", "\n".join(ln for ln in (_read(out) or "").split("\n") if "eager" in ln))
+
+    def bg_below_lazy(self, case):
+        """The first pass with background prefault faults at most lazy's faults less the
+        fraction eager covered first (a lower bound from both frontiers), with a slack."""
+        name = case + "-faults-below-lazy"
+        lazy, bg = _load(self.path("lazy", ".json")), _load(self.path(case, ".json"))
+        try:
+            lp, bp, c = fget(lazy, "pf_taken"), fget(bg, "pf_taken"), covered(bg)
+            good = first_ran(lazy) and first_ran(bg) and c is not None and bp <= bg_bound(lp, c)
+        except (TypeError, AttributeError):
+            good, lp, bp, c = False, None, None, None
+        if good:
+            self.ok(name)
+        else:
+            self.no(name, "%s.json: first-pass pf_taken %s, lazy's %s, covered first %s: want pf_taken <= lazy x (1 - "
+                    "covered) + %g x lazy + 16" % (case, bp, lp, c, BG_SLACK))
     def numa_nodes_seen(self):
         """The kernel sees as many NUMA nodes as the emulator has (init's === NUMA line)."""
         line = next((x for x in self.console if x.startswith("=== NUMA ")), "")
@@ -584,6 +652,10 @@ class Judge:
                 self.auto_says_prefault()
             elif name == "demand-one-npt-fault-per-fault":
                 self.per_fault()
+            elif name == "bg-auto-says-prefault":
+                self.bg_says_prefault()
+            elif name.endswith("-faults-below-lazy"):
+                self.bg_below_lazy(name[:-len("-faults-below-lazy")])
             elif name == "numa-guest-sees-nodes":
                 self.numa_guest_sees_nodes()
             elif name == "numa-line":
@@ -595,6 +667,24 @@ class Judge:
         self.lines.append("")
         self.lines.append("%s: %d passed, %d failed, %d skipped" % (self.rig, self.passed, self.failed, self.skipped))
         return self.failed == 0 and self.passed > 0
+
+    def bg_table(self, lazy):
+        """The background cases against lazy: faults of the first pass, what was covered first."""
+        lp = fget(lazy, "pf_taken") if lazy is not None else None
+        rows = [(c, _load(self.path(c, ".json"))) for c in BG_CASES]
+        rows = [(c, d) for c, d in rows if d is not None]
+        if not rows:
+            return
+        self.lines += ["", "%s: background prefault against lazy, first flat pass (covered: the part of the guest's first "
+                       "pass populated before the guest got there, a lower bound; bound: lazy x (1 - covered))" % self.rig]
+        fmt = "%-21s %-9s %6s %9s %8s %8s %8s %7s"
+        self.lines.append(fmt % ("case", "order", "pages", "pf_taken", "lazy_pf", "covered", "bound", "saved"))
+        for c, d in rows:
+            bp, cov, pg = fget(d, "pf_taken"), covered(d), pages(d)
+            bound = "-" if lp is None or cov is None else jq_text(round(lp * (1 - cov)))
+            saved = None if not lp or bp is None else 1 - bp / lp
+            self.lines.append(fmt % (c, jq_text(eager(d, "order")), "" if pg is None else jq_text(pg),
+                                     jq_text(alt(bp, 0)), jq_text(alt(lp, 0)), _pct(cov), bound, _pct(saved)))
 
     def table(self, l1, took):
         lazy = _load(self.path("lazy", ".json"))
@@ -622,6 +712,7 @@ class Judge:
             pg = pages(d)
             self.lines.append(fmt % (c, strategy(d), jq_text(cfg(d, "backing")), "" if pg is None else jq_text(pg),
                                      g(f, "pf_taken"), g(w, "pf_taken"), g(f, "pages_4k"), g(f, "pages_2m")))
+        self.bg_table(lazy)
         l1_first = l1[len("=== L1 "):] if l1.startswith("=== L1 ") else l1
         self.lines.append("(%s: %s; emulator ran %s s; clocks inside are emulation times: see %s/*.out)"
                           % (self.rig, l1_first, took, self.d))

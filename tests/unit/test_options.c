@@ -278,3 +278,52 @@ void test_compare_modes(void)
 	CHECK(compare_modes[MODE_BACKGROUND].apply(&c.vm, &m, err, sizeof(err)) ==
 	      -EINVAL);
 }
+
+/* --eager=background[:HOW] and --eager-order. */
+void test_eager_options(void)
+{
+	struct config c;
+
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--eager=background", "g.bin",
+					       NULL }) == 0);
+	CHECK(c.vm.eager == EAGER_AUTO && c.vm.eager_background && !c.vm.eager_order);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--eager=background:populate",
+					       "--eager-threads", "3", "--eager-order",
+					       "frontier", "g.bin", NULL }) == 0);
+	CHECK(c.vm.eager == EAGER_POPULATE && c.vm.eager_background &&
+	      c.vm.eager_threads == 3 && !strcmp(c.vm.eager_order, "frontier"));
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--eager=background:prefault",
+					       "g.bin", NULL }) == 0);
+	CHECK(c.vm.eager == EAGER_PREFAULT && c.vm.eager_background);
+	/* A later --eager replaces an earlier one whole. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--eager=background",
+					       "--eager=populate", "--eager-order",
+					       "back", "g.bin", NULL }) == 0);
+	CHECK(c.vm.eager == EAGER_POPULATE && !c.vm.eager_background);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--eager", "--eager-order",
+					       "/tmp/order", "g.bin", NULL }) == 0);
+	CHECK(!strcmp(c.vm.eager_order, "/tmp/order"));
+	fprintf(stderr, "    (expected usage errors follow)\n");
+	const char *const *const wrong[] = {
+		(const char *const[]){ "minivmm", "--eager=background:touch", "g.bin",
+				       NULL },
+		(const char *const[]){ "minivmm", "--eager=background:", "g.bin", NULL },
+		(const char *const[]){ "minivmm", "--eager=background:sideways", "g.bin",
+				       NULL },
+		(const char *const[]){ "minivmm", "--eager=backgroundx", "g.bin", NULL },
+		(const char *const[]){ "minivmm", "--eager-order", "back", "g.bin",
+				       NULL },
+		(const char *const[]){ "minivmm", "--eager=touch", "--eager-order",
+				       "back", "g.bin", NULL },
+		(const char *const[]){ "minivmm", "--eager", "--eager-order", "frontier",
+				       "g.bin", NULL },
+		(const char *const[]){ "minivmm", "--eager", "--eager-order", "", "g.bin",
+				       NULL },
+		(const char *const[]){ "minivmm", "--eager=background", "--paging",
+				       "uffd", "g.bin", NULL },
+		(const char *const[]){ "minivmm", "--eager", "background", "--", "hello",
+				       NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(wrong); i++)
+		CHECK(parse(&c, wrong[i]) == -EINVAL);
+}

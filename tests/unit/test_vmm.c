@@ -327,5 +327,11 @@ void test_timeline_order(void)
 		CHECK(timeline_phase(tl, i + 1, &t[i], NULL) < PHASE_COUNT);
 	CHECK(t[0] == 3.0 && t[1] == 3.0);   /* image_read ends with kvm_open */
 	CHECK(t[2] >= t[1] && t[3] >= t[2]); /* now_s() is far past 3 s */
+	/* The phase running at a time: the first whose end is at or after it. */
+	CHECK_EQ(timeline_phase_at(tl, 0.5), PHASE_EXEC);
+	CHECK_EQ(timeline_phase_at(tl, 2.5),
+		 PHASE_KVM_OPEN); /* recorded before image_read */
+	CHECK_EQ(timeline_phase_at(tl, 3.0), PHASE_KVM_OPEN);
+	CHECK_EQ(timeline_phase_at(tl, t[3] + 1e6), PHASE_COUNT);
 	timeline_free(tl);
 }

@@ -9,25 +9,10 @@
 
 #include "kvm_compat.h"
 
-/*
- * Whether this build's eager mechanism (eager.c) populates in the
- * background (--eager=background). The background branch turns this on
- * when its mechanism lands; until then such a config is refused here
- * rather than run as a plain eager one under the wrong name.
- */
-#define EAGER_BACKGROUND_BUILT 0
-
 /* The --eager-order names that are orders, not files (NULL: front to back). */
 static int order_is_named(const char *order)
 {
-	static const char *const named[] = { "front", "back", "frontier" };
-
-	if (!order)
-		return 1;
-	for (size_t i = 0; i < ARRAY_SIZE(named); i++)
-		if (!strcmp(order, named[i]))
-			return 1;
-	return 0;
+	return eager_order_of(order) != EAGER_ORDER_FILE;
 }
 
 /* /dev/kvm opens, speaks this API, and has KVM_PRE_FAULT_MEMORY if asked for. */
@@ -81,12 +66,6 @@ int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen)
 			cfg->eager == EAGER_PREFAULT;
 	int r;
 
-	if (cfg->eager_background && !EAGER_BACKGROUND_BUILT) {
-		snprintf(
-			err, errlen,
-			"--eager=background: this build of minivmm has no background population");
-		return -EOPNOTSUPP;
-	}
 	/* In the order a run's setup meets them: the userfaultfds before /dev/kvm. */
 	if (cfg->paging == PAGING_UFFD) {
 		r = check_uffd(cfg, err, errlen);

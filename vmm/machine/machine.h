@@ -112,6 +112,24 @@ struct eager_strategy_row {
 extern const struct eager_strategy_row eager_strategies[];
 const char *eager_strategy_name(enum eager_strategy s);
 
+/* The orders eager populates in (--eager-order); a value naming none of them is a FILE. */
+enum eager_order {
+	EAGER_ORDER_FRONT,    /* each thread's slice, first chunk to last */
+	EAGER_ORDER_BACK,     /* each thread's slice, last chunk to first */
+	EAGER_ORDER_FRONTIER, /* background: ahead of the guest's frontier in the slice */
+	EAGER_ORDER_FILE, /* a --record-touch file's pages first, in order, then the rest */
+	EAGER_ORDER_COUNT
+};
+struct eager_order_row {
+	enum eager_order id;
+	const char *name;    /* what --eager-order takes ("file": any other value) */
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct eager_order_row eager_orders[];
+const char *eager_order_name(enum eager_order o);
+/* The order --eager-order ARG asks for: NULL is front, a row's name that row, else a FILE. */
+enum eager_order eager_order_of(const char *arg);
+
 /* ---- numa.c: the policies --numa-policy takes (--help lists the rows) ---- */
 enum numa_policy { NUMA_BIND, NUMA_PREFERRED, NUMA_FIRST_TOUCH, NUMA_POLICY_COUNT };
 struct numa_policy_row {
@@ -143,7 +161,7 @@ struct vm_config {
 	const char *numa_arg;	       /* as given: "auto", "0,1" */
 	unsigned numa_policy;	       /* enum numa_policy: --numa-policy (NUMA_BIND) */
 	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
-	unsigned eager_threads;	       /* 0: the vCPU threads do it */
+	unsigned eager_threads; /* 0: the vCPU threads do it (background: one per vCPU) */
 	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
 	const char *
 		eager_order; /* --eager-order: front (NULL), back, frontier, or a --record-touch FILE */
@@ -304,12 +322,14 @@ struct bootinfo {
 int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
 		   size_t errlen);
 
-/* ---- eager.c: --eager, one slice per thread, before the guest runs ------- */
+/* ---- eager.c: --eager, before the guest runs or (background) beside it ---- */
 struct eager;
 /*
- * Resolve the strategy for this platform and plan the slices. 0 with *out
- * (NULL when lazy), or -errno with err set (a missing capability, RAM the
- * host cannot back).
+ * Resolve the strategy for this platform, read an --eager-order FILE, plan
+ * the threads' work and (background prefault) create their spare vCPUs. 0
+ * with *out (NULL when lazy), or -errno with err set: -EINVAL for what the
+ * options ask wrongly (a bad order file, too many vCPUs), others for the host
+ * (a missing capability, RAM the host cannot back).
  */
 int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, char *err,
 	       size_t errlen);
@@ -317,7 +337,8 @@ enum eager_strategy eager_strategy(const struct eager *e); /* EAGER_NONE for NUL
 enum eager_strategy eager_requested(const struct eager *e);
 int eager_host_side(const struct eager *e); /* populate or prefault work to do */
 int eager_on_vcpu_threads(const struct eager *e);
-/* Before any thread populates: what is resident already. */
+int eager_in_background(const struct eager *e); /* --eager=background: beside the guest */
+/* Before any thread populates (not in the background): what is resident already. */
 void eager_begin(struct eager *e, struct vm *vm);
 /* Every populating thread exists: they start together, and the clock with them. */
 void eager_release(struct eager *e);
@@ -332,35 +353,75 @@ void eager_vcpu_gate(struct eager *e, struct vm *vm, unsigned vcpu);
 /* Main thread: wait for the vCPU threads' slices (tick as above), check them. */
 void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cookie,
 		double tick_s);
-void eager_go(struct eager *e);		     /* let the vCPU threads into the guest */
+void eager_go(struct eager *e); /* let the vCPU threads into the guest */
+/*
+ * Background, main thread, with the guest placed in RAM and before the
+ * vCPUs and its own sandbox: create the eager threads. Each enters its own
+ * sandbox (with sandbox set) and waits for eager_release(). A failure ends
+ * the run (vm_finish).
+ */
+void eager_background_start(struct eager *e, struct vm *vm, int sandbox);
+/*
+ * Background, main thread, once the run has ended (vm_run_to_end): the
+ * threads stop at their next range (a chunk at most); join them.
+ */
+void eager_background_join(struct eager *e);
 double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
 double eager_end_time(const struct eager *e);
 /* Host bytes populated so far, of all it will do: for a progress display. */
 void eager_progress(const struct eager *e, uint64_t *done, uint64_t *total);
 
+/* One point of an eager thread's populate frontier: after `bytes` of its work, at t. */
+struct eager_point {
+	double t;	/* CLOCK_MONOTONIC s */
+	uint64_t bytes; /* populated by the thread so far */
+	uint64_t gpa;	/* where its last range began (0 for the first point) */
+};
+#define EAGER_POINTS_MAX 256 /* per thread: the stride doubles to stay within it */
+
 /* What eager did, for the report: the whole, and each thread. */
 struct eager_facts {
 	enum eager_strategy requested, strategy;
 	int pre_fault_here; /* KVM_PRE_FAULT_MEMORY on this KVM */
+	int background;	    /* beside the guest (--eager=background) */
+	enum eager_order order;
+	const char *order_file;	   /* EAGER_ORDER_FILE: its path */
+	uint64_t order_file_pages; /* ... the pages it names, */
+	uint64_t order_file_bytes; /* ... and their bytes, in the backing's pages */
+	uint64_t from_file_bytes;  /* populated from the file's list, before the rest */
 	unsigned nthreads;
 	int on_vcpu_threads;
+	unsigned
+		spare_vcpus; /* background prefault: vCPUs vm_nvcpus() .. + n - 1, never run */
 	uint64_t total_bytes;
-	uint64_t done_bytes; /* of total_bytes: less when the run was stopped first */
-	double seconds;
-	int64_t resident_before, resident_after; /* mincore; -1 unknown */
-	int64_t populated;			 /* after - before, or -1 */
-	int fell_back;	     /* some thread wrote pages: no MADV_POPULATE_WRITE */
-	const char *backing; /* the backing it populated */
+	uint64_t done_bytes; /* populated by the threads */
+	uint64_t
+		chunk_bytes; /* the unit of work: 2 MiB, or the backing's page if larger */
+	double t_start, t_end,
+		seconds; /* CLOCK_MONOTONIC s; t_end: the last thread's end */
+	int finished; /* every thread did all its work (not stopped by the run's end) */
+	int64_t resident_before,
+		resident_after; /* mincore; -1 unknown (background: not taken) */
+	int64_t populated;	/* after - before, or -1 */
+	int fell_back;		/* some thread wrote pages: no MADV_POPULATE_WRITE */
+	const char *backing;	/* the backing it populated */
 	const struct mm_ceiling
 		*ceiling; /* --roofline: the ceiling it is held to, or NULL */
+	/* When each chunk of guest RAM was populated whole (CLOCK_MONOTONIC ns; 0: not). */
+	const uint64_t *chunk_ns;
+	uint64_t nchunks;
 };
 struct eager_thread_facts {
-	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through */
-	uint64_t gpa, bytes;
-	uint64_t done; /* of bytes */
+	unsigned
+		vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through (in the background a spare's) */
+	uint64_t gpa, bytes; /* its slice (the file order shares all of RAM: 0, 0) */
+	uint64_t done; /* populated: all of bytes unless the run was stopped first */
 	double t0, t1;
 	int fell_back;
+	int stopped; /* the run ended before its work did */
 	struct prefault_stats pf;
+	const struct eager_point *points; /* its frontier, in order: bytes never down */
+	unsigned npoints;
 	/* --numa: the guest node it runs on, how many ranges it covers, where it ran. */
 	int node;		  /* -1 without --numa */
 	int host_node;		  /* the host node it is pinned to */
@@ -466,10 +527,17 @@ void paging_free(struct paging *pg);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
 struct sock_filter;
-enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD, SANDBOX_ROLES };
+enum sandbox_role {
+	SANDBOX_MAIN,
+	SANDBOX_VCPU,
+	SANDBOX_UFFD,
+	SANDBOX_EAGER,
+	SANDBOX_ROLES
+};
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
+	int prefault_fd; /* SANDBOX_EAGER: the spare vCPU it prefaults through, or -1 */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */

@@ -13,6 +13,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define ALLOW(ctx, nr, ...) \
 	seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(nr), __VA_ARGS__)
@@ -173,6 +174,45 @@ static int allow_uffd(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid
 }
 
 /*
+ * Background eager threads (--eager=background) populate guest RAM while
+ * the guest runs: MADV_POPULATE_WRITE, which only populates (it never
+ * changes what memory holds, wherever it points), KVM_PRE_FAULT_MEMORY on
+ * their own spare vCPU and nothing else of KVM, mincore (what is resident:
+ * the frontier order's eyes). They drive no device and read no guest data,
+ * yet share the process with code a hostile guest drives: nothing more; no
+ * output, no memory of their own, no other fd. (The programs are built at
+ * compile time with 32-bit values patched in: an address range of guest RAM
+ * is not one of them, and populating is harmless anywhere.)
+ */
+static int allow_eager(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_POPULATE_WRITE, 0));
+	r = r
+		    ?: ALLOW(ctx, ioctl, 2,
+			     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->prefault_fd, 0),
+			     SCMP_A1(SCMP_CMP_EQ, KVM_PRE_FAULT_MEMORY, 0));
+	r = r ?: ALLOW(ctx, mincore, 0); /* --eager-order frontier: where the guest is */
+	r = r
+		    ?: ALLOW(ctx, clock_gettime,
+			     0);	/* its frontier's clock when the vDSO cannot */
+	r = r ?: ALLOW(ctx, getcpu, 0); /* --numa: where it ran (sched_getcpu) */
+	r = r ?: ALLOW(ctx, futex, 0);	/* the start gate; vm_finish's lock */
+	r = r ?: ALLOW(ctx, sched_yield, 0); /* glibc lock back-off */
+	r = r ?: ALLOW(ctx, getpid, 0);	     /* vm_finish kicks vCPUs, wakes main */
+	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)pid));
+	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* a signal that lands here */
+	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* glibc thread exit */
+	/* glibc returns a finished thread's stack with MADV_DONTNEED. */
+	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
+	r = r ?: ALLOW(ctx, exit, 0);
+	r = r ?: ALLOW(ctx, exit_group, 0);
+	r = r ?: allow_sanitizer_memory(ctx);
+	return r ?: allow_sanitizer_runtime(ctx);
+}
+
+/*
  * The main thread waits for the end, draws progress, and at the end writes
  * the results to files opened before the filter and tears the VM down.
  */
@@ -230,6 +270,8 @@ int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 	}
 	if (role == SANDBOX_UFFD) {
 		r = allow_uffd(ctx, f, pid);
+	} else if (role == SANDBOX_EAGER) {
+		r = allow_eager(ctx, f, pid);
 	} else {
 		r = allow_common(ctx, f, pid);
 		if (!r)

@@ -34,8 +34,12 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 	values[SLOT_PID] = (uint32_t)pid;
 	values[SLOT_VCPU] = role == SANDBOX_VCPU ? (uint32_t)f->vcpu_fd : SANDBOX_NO_FD;
 	values[SLOT_UFFD] = role == SANDBOX_UFFD ? (uint32_t)f->uffd_fd : SANDBOX_NO_FD;
+	/* Background eager without a spare (populate): the rule matches no fd. */
+	values[SLOT_SPARE] = role == SANDBOX_EAGER && f->prefault_fd >= 0
+				     ? (uint32_t)f->prefault_fd
+				     : SANDBOX_NO_FD;
 	r = put_fds(values, SLOT_STATS, SANDBOX_MAX_STATS, f->stats_fds,
-		    role == SANDBOX_UFFD ? 0 : f->nstats);
+		    role == SANDBOX_UFFD || role == SANDBOX_EAGER ? 0 : f->nstats);
 	return r
 		       ?: put_fds(values, SLOT_OUT, SANDBOX_MAX_OUT, f->out_fds,
 				  role == SANDBOX_MAIN && f->nout > 0 ? (unsigned)f->nout

@@ -92,6 +92,8 @@ const uint64_t *timeline_sample(const struct timeline *tl, unsigned i);
 int timeline_delta_k(const struct timeline *tl, unsigned i, unsigned k, uint64_t *out);
 int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
 		   uint64_t *out);
+/* The phase reached that was running at t: the first whose end is at or after t; PHASE_COUNT past them all. */
+enum phase timeline_phase_at(const struct timeline *tl, double t);
 /* fn(cookie, i, t) runs under the timeline's lock as phase i, ending at t, is recorded. */
 void timeline_set_sampler(struct timeline *tl,
 			  void (*fn)(void *cookie, unsigned phase, double t),
@@ -223,8 +225,40 @@ extern const char *const summary_names[]; /* "setup_ms", ...: in the results fil
 struct tl_summary {
 	double ms[SUM_COUNT];
 	int eager_in_guest; /* --eager=touch: paid inside workload_start, not in setup */
+	int eager_background; /* --eager=background: beside the guest, not in setup */
 };
 void run_summary(const struct run_view *v, struct tl_summary *s);
+
+/* ---- frontiers.c: the host's populate frontier against the guest's touch frontier */
+
+/* Bytes of the guest's first pass it touched no earlier than t (CLOCK_MONOTONIC s). */
+struct cover_segment {
+	uint64_t gpa, bytes;
+	double t;
+};
+/* How much of the guest's first pass eager had populated before the guest got there. */
+struct coverage {
+	int known; /* eager ran and the guest sent its frontier */
+	uint64_t
+		covered; /* bytes populated (their whole chunk) before their segment began */
+	uint64_t total;	 /* bytes of the guest's first pass */
+	double fraction; /* covered / total */
+	int sequential; /* segments between frontier points; else from the pass's start */
+};
+/*
+ * Pure: chunk k of chunk_bytes was populated whole at chunk_ns[k] (ns; 0:
+ * never); segment i's bytes count as covered where their chunk was done at
+ * or before the segment's t. A lower bound of what eager covered first.
+ */
+void coverage_compute(const uint64_t *chunk_ns, uint64_t nchunks, uint64_t chunk_bytes,
+		      const struct cover_segment *seg, size_t nseg, struct coverage *c);
+/*
+ * A run's: eager's chunks against the guest's first pass (its progress
+ * and order records). A sequential pass gives a segment between each two
+ * points (touched after the first of them); any other order one segment of
+ * all its pages, from the pass's start. 0, or -ENOENT (nothing to compare).
+ */
+int run_coverage(const struct run_view *v, struct coverage *c);
 
 /* ---- verdict.c: --compare's verdict, from the runs' numbers (pure) -------- */
 struct run_facts {

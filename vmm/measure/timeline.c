@@ -271,6 +271,14 @@ double timeline_time(const struct timeline *tl, enum phase p)
 	return i >= 0 ? tl->p[i].t : 0;
 }
 
+enum phase timeline_phase_at(const struct timeline *tl, double t)
+{
+	for (unsigned i = 0; i < tl->n; i++)
+		if (tl->p[i].t >= t)
+			return tl->p[i].id;
+	return PHASE_COUNT;
+}
+
 unsigned timeline_count(const struct timeline *tl)
 {
 	return tl->n;

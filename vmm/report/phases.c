@@ -49,6 +49,9 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s,
 	if (s->ms[SUM_EAGER] >= 0 && s->eager_in_guest)
 		fprintf(f, "eager in the guest, not in setup: %s ms of workload_start",
 			fmt_value(b, s->ms[SUM_EAGER], 1));
+	else if (s->ms[SUM_EAGER] >= 0 && s->eager_background)
+		fprintf(f, "eager beside the guest, not in setup: %s ms",
+			fmt_value(b, s->ms[SUM_EAGER], 1));
 	else if (s->ms[SUM_EAGER] >= 0)
 		fprintf(f, "eager %s ms", fmt_value(b, s->ms[SUM_EAGER], 1));
 	else

@@ -107,8 +107,10 @@ void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
  * have been stopped part way), else NULL.
  */
 void eager_report(const struct eager *e, const char *stopped, FILE *f);
+/* --eager=background, after the run: what it did, when it ended against the guest's marks. */
+void eager_background_report(const struct run_view *v, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
-void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j);
+void eager_write_json(const struct run_view *v, struct json *j);
 
 /* ---- numa.c: --numa's placement and pinning, reported ------------------- */
 /* The nodes and the audit's counts, if the audit ran at `when` (else nothing). */

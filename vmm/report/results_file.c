@@ -129,6 +129,9 @@ static void run_members(const struct run_view *r, struct json *j)
 	if (cfg->roofline_path)
 		json_string(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
+	json_bool(j, "eager_background", cfg->eager_background);
+	if (cfg->eager_order)
+		json_string(j, "eager_order", cfg->eager_order);
 	json_string(j, "paging", paging_kind_name(cfg->paging));
 	json_string(j, "guest", cfg->guest_path);
 	json_begin_array(j, "guest_args");
@@ -143,7 +146,7 @@ static void run_members(const struct run_view *r, struct json *j)
 
 	if (cfg->eager != EAGER_NONE) {
 		json_begin_object(j, "eager");
-		eager_write_json(r->eager, cfg->eager, j);
+		eager_write_json(r, j);
 		if (eager_strategy(r->eager) == EAGER_TOUCH)
 			touch_json(r, j);
 		json_end_object(j);

@@ -101,6 +101,22 @@ CASES = {
                            threads=[{"vcpu": 0, "gpa": 0}, {"vcpu": 1, "gpa": 1 << 26}]),
 }
 CASES["auto"]["eager"]["requested"] = "auto"
+
+
+def background(pf, covered, order="front"):
+    """A --eager=background:prefault run: one thread, spare vCPU 1, covered first as given."""
+    d = flat({"pf_taken": pf}, strategy="prefault", per_thread=[
+        {"prefault_vcpu": 1, "prefault_calls": 20, "prefault_bytes": 40 << 20, "bytes": MEM, "done_bytes": 40 << 20}])
+    d["config"]["vcpus"] = 1
+    d["eager"].update(background=True, order=order, spare_vcpus=[1],
+                      covered_first={"bytes": 0, "of_bytes": 4096 * 4096, "fraction": covered, "bound": "segment"})
+    return d
+
+
+CASES["bg-auto"] = background(0, None)
+CASES["bg-auto"]["eager"]["requested"] = "auto"
+CASES["bg-prefault"] = background(3000, 0.2)  # lazy's 4096 x 0.8 = 3277, + 2% + 16
+CASES["bg-prefault-frontier"] = background(1500, 0.5, order="frontier")
 ERRORS = {"exit-status": "minivmm: guest exited with status 7 (vCPU 0)",
           "fault": "minivmm: guest page fault at rip 0x1000, fault address 0x40000000000",
           "ud2": "minivmm: guest aborted on vCPU 0: unhandled exception 6 (#UD invalid opcode)",
@@ -129,6 +145,8 @@ class Judge(unittest.TestCase):
         self.write("raw.out", "hello from a raw guest\n")
         self.write("platform.out", "platform: svm, tdp paging, KVM_PRE_FAULT_MEMORY yes\n")
         self.write("auto.out", "eager: prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], 1 thread\n")
+        self.write("bg-auto.out", "eager: background prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], "
+                   "order front, 1 thread of its own: 0.06 GiB in 10.0 ms (6.00 GiB/s) beside the guest\n")
         self.write("numa-bind.out", NUMA_OUT)
         self.log = os.path.join(self.tmp, "console.log")
         with open(self.log, "w") as f:
@@ -171,7 +189,10 @@ class Judge(unittest.TestCase):
         self.assertEqual(self.mutate("prefault", lambda d: first(d).update(pf_taken=3)), ["prefault-first-pass-no-faults"])
         self.assertEqual(self.mutate("prefault", lambda d: d.update(eager=None)),
                          ["prefault-first-pass-no-faults", "prefault-resident"])
-        self.assertEqual(self.mutate("lazy", lambda d: first(d).update(pf_taken=10)), ["lazy-first-pass-faults-every-page"])
+        # Lazy's faults are also what background prefault is held to.
+        self.assertEqual(self.mutate("lazy", lambda d: first(d).update(pf_taken=10)),
+                         ["lazy-first-pass-faults-every-page", "bg-prefault-faults-below-lazy",
+                          "bg-prefault-frontier-faults-below-lazy"])
         self.assertEqual(self.mutate("smp", lambda d: d["eager"]["per_thread"][1].update(prefault_calls=0)),
                          ["smp-prefault-per-vcpu"])
         self.assertEqual(self.mutate("sweep", lambda d: d["sweep"].pop()), ["sweep-records"])
@@ -179,6 +200,15 @@ class Judge(unittest.TestCase):
                          ["raw-touch-npt-faults"])
         self.assertEqual(self.mutate("demand-2k", lambda d: d["timeline"][0]["stats"].update(insn_emulation=500)),
                          ["demand-one-npt-fault-per-fault"])
+        # Background prefault: more faults than lazy's less what was covered first; no coverage; a vCPU's own fd.
+        self.assertEqual(self.mutate("bg-prefault", lambda d: first(d).update(pf_taken=3400)),
+                         ["bg-prefault-faults-below-lazy"])
+        self.assertEqual(self.mutate("bg-prefault-frontier", lambda d: d["eager"].update(covered_first=None)),
+                         ["bg-prefault-frontier-spare-vcpu", "bg-prefault-frontier-faults-below-lazy"])
+        self.assertEqual(self.mutate("bg-prefault", lambda d: d["eager"]["per_thread"][0].update(prefault_vcpu=0)),
+                         ["bg-prefault-spare-vcpu"])
+        self.assertEqual(self.mutate("bg-auto", lambda d: d["eager"].update(spare_vcpus=[])),
+                         ["bg-auto-chooses-prefault"])
 
     def test_numa_checks_can_fail(self):
         def frac(k, v):

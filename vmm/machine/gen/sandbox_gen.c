@@ -25,11 +25,13 @@ static const char *const role_names[SANDBOX_ROLES] = {
 	[SANDBOX_MAIN] = "main",
 	[SANDBOX_VCPU] = "vcpu",
 	[SANDBOX_UFFD] = "uffd",
+	[SANDBOX_EAGER] = "eager",
 };
 static const char *const role_enums[SANDBOX_ROLES] = {
 	[SANDBOX_MAIN] = "SANDBOX_MAIN",
 	[SANDBOX_VCPU] = "SANDBOX_VCPU",
 	[SANDBOX_UFFD] = "SANDBOX_UFFD",
+	[SANDBOX_EAGER] = "SANDBOX_EAGER",
 };
 
 static void die(const char *role, const char *what, int e)
@@ -46,6 +48,8 @@ static int slot_used(enum sandbox_role role, unsigned slot)
 		return 1;
 	if (role == SANDBOX_UFFD)
 		return slot == SLOT_UFFD;
+	if (role == SANDBOX_EAGER)
+		return slot == SLOT_SPARE;
 	if (slot >= SLOT_STATS && slot < SLOT_STATS + SANDBOX_MAX_STATS)
 		return 1;
 	/* The sanitizers' runtime may write anywhere: their rule subsumes the output fds'. */
@@ -60,6 +64,7 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 	int stats[SANDBOX_MAX_STATS], out[SANDBOX_MAX_OUT];
 	struct sandbox_fds f = { .vcpu_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VCPU),
 				 .uffd_fd = (int)SANDBOX_PLACEHOLDER(SLOT_UFFD),
+				 .prefault_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SPARE),
 				 .stop_fd = SANDBOX_NO_FD,
 				 .stats_fds = stats,
 				 .nstats = SANDBOX_MAX_STATS,
