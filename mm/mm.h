@@ -90,6 +90,12 @@ uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */
 /* Bytes of guest RAM resident in host memory now (mincore). -errno on failure. */
 int64_t mm_resident_bytes(const struct guest_ram *ram);
 /*
+ * The same, for RAM nothing has touched since mm_ram_create: from what a
+ * file had allocated where that is known exactly (a lease, tmpfs), else
+ * from mincore. -errno on failure.
+ */
+int64_t mm_resident_untouched(const struct guest_ram *ram);
+/*
  * How many 4 KiB host pages of guest-physical [gpa, gpa + len) are
  * resident (mincore), and in *top the end of the highest (gpa when none).
  * 0 when mincore fails or the range is not RAM. No allocation: a vector on

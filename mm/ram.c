@@ -180,6 +180,19 @@ int64_t mm_resident_bytes(const struct guest_ram *ram)
 	return resident;
 }
 
+int64_t mm_resident_untouched(const struct guest_ram *ram)
+{
+	/*
+	 * A shared file mapping's resident pages are the file's pages in the
+	 * page cache: what it had allocated. mincore would find them too, but
+	 * before anything mapped them it looks each 4 KiB page up in the page
+	 * cache (8 ms per GiB on hugetlbfs here, against 0.4 once mapped).
+	 */
+	if (ram->file && ram->file->allocated_exact)
+		return (int64_t)ram->file->allocated_before;
+	return mm_resident_bytes(ram);
+}
+
 #define TOP_WINDOW_BYTES (2ULL << 20)
 
 uint64_t mm_resident_count(const struct guest_ram *ram, uint64_t gpa, uint64_t len,

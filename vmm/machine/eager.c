@@ -115,7 +115,7 @@ void eager_begin(struct eager *e, struct vm *vm)
 	/* In the background the guest's own faults count in mincore too: not taken. */
 	if (!eager_host_side(e) || e->background)
 		return;
-	e->resident_before = mm_resident_bytes(&vm->ram);
+	e->resident_before = mm_resident_untouched(&vm->ram); /* guest not placed yet */
 }
 
 /*
