@@ -33,7 +33,9 @@
  *             minivmm,tsc-khz = <u32>;
  *             minivmm,eager = "touch"  (only with --eager=touch);
  *             minivmm,paging = "tdp" or "shadow"  (what KVM uses; optional); }
- *   /numa (ABI 3, only with --numa) { #address-cells = <2>; #size-cells = <2>;
+ *   /numa (ABI 3, only with --numa; the root's next child after /chosen, so
+ *         that a firmware finds it, or that there is none, without walking
+ *         the tree) { #address-cells = <2>; #size-cells = <2>;
  *             minivmm,policy = "bind", "preferred" or "first-touch";
  *             node@K { reg = <gpa-hi gpa-lo size-hi size-lo>;
  *                      minivmm,vcpus = <first count>;
