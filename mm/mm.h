@@ -83,6 +83,8 @@ void mm_ram_free(struct guest_ram *ram); /* after mm_ram_destroy: the descriptio
  */
 int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 			  const struct mm_file *file, char *err, size_t errlen);
+/* The whole of a small text file (/proc, /sys) into buf, NUL-terminated: 0, or -errno. */
+int mm_read_text(const char *path, char *buf, size_t len);
 /* Field KEY ("MemTotal") in bytes from the text of /proc/meminfo; 0 when absent. */
 uint64_t mm_meminfo_bytes(const char *meminfo, const char *key);
 uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */

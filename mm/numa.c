@@ -111,27 +111,13 @@ uint64_t mm_node_meminfo_bytes(const char *text, const char *key)
 	return 0;
 }
 
-/* The whole of a small file: 0, or -errno. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return 0;
-}
-
 static long long read_count(const char *path)
 {
 	char buf[64];
 	char *end;
 	long long v;
 
-	if (read_text(path, buf, sizeof(buf)))
+	if (mm_read_text(path, buf, sizeof(buf)))
 		return -1;
 	v = strtoll(buf, &end, 10);
 	return end == buf || v < 0 ? -1 : v;
@@ -159,7 +145,7 @@ static int read_node(const char *root, int id, struct mm_numa_node *nd, char *er
 	}
 	*nd = (struct mm_numa_node){ .id = id };
 	snprintf(path, sizeof(path), "%s/node%d/cpulist", root, id);
-	r = read_text(path, text, TEXT_BYTES);
+	r = mm_read_text(path, text, TEXT_BYTES);
 	if (!r) {
 		r = mm_cpulist_parse(text, &nd->cpus);
 		if (r < 0)
@@ -171,7 +157,7 @@ static int read_node(const char *root, int id, struct mm_numa_node *nd, char *er
 		goto out;
 	nd->ncpus = (unsigned)r;
 	snprintf(path, sizeof(path), "%s/node%d/meminfo", root, id);
-	r = read_text(path, text, TEXT_BYTES);
+	r = mm_read_text(path, text, TEXT_BYTES);
 	if (r) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		goto out;
@@ -197,7 +183,7 @@ int mm_numa_read(const char *root, struct mm_numa_host *h, char *err, size_t err
 	*h = (struct mm_numa_host){ .balancing = (int)read_count(
 					    "/proc/sys/kernel/numa_balancing") };
 	snprintf(path, sizeof(path), "%s/online", root);
-	r = read_text(path, text, sizeof(text));
+	r = mm_read_text(path, text, sizeof(text));
 	if (r == -ENOENT) {
 		snprintf(err, errlen, "%s: no such file (a kernel without NUMA)", path);
 		return r;

@@ -93,7 +93,7 @@ uint64_t mm_meminfo_available(const char *meminfo)
 	return mm_meminfo_bytes(meminfo, "MemAvailable");
 }
 
-static int read_text(const char *path, char *buf, size_t len)
+int mm_read_text(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
 	size_t n;
@@ -122,15 +122,15 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 		unsigned long long need = (size + b->page_bytes - 1) / b->page_bytes;
 
 		snprintf(path, sizeof(path), "%s/free_hugepages", b->hugetlb_sysfs);
-		if (read_text(path, buf, sizeof(buf)) == 0)
+		if (mm_read_text(path, buf, sizeof(buf)) == 0)
 			free_pages = strtoull(buf, NULL, 10);
 		snprintf(path, sizeof(path), "%s/resv_hugepages", b->hugetlb_sysfs);
-		if (read_text(path, buf, sizeof(buf)) == 0)
+		if (mm_read_text(path, buf, sizeof(buf)) == 0)
 			resv = strtoull(buf, NULL, 10);
 		free_pages = free_pages > resv ? free_pages - resv
 					       : 0; /* others' reservations */
 		snprintf(path, sizeof(path), "%s/nr_hugepages", b->hugetlb_sysfs);
-		if (read_text(path, buf, sizeof(buf)) == 0)
+		if (mm_read_text(path, buf, sizeof(buf)) == 0)
 			total = strtoull(buf, NULL, 10);
 		if (free_pages >= need)
 			return 0;
@@ -142,7 +142,7 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 			total + need - free_pages, b->hugetlb_sysfs);
 		return -ENOMEM;
 	}
-	if (read_text("/proc/meminfo", buf, sizeof(buf)))
+	if (mm_read_text("/proc/meminfo", buf, sizeof(buf)))
 		return 0; /* cannot tell: let the kernel decide */
 	avail = mm_meminfo_available(buf);
 	if (!avail || avail >= size)

@@ -59,19 +59,32 @@ void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr)
 	vm->image = *hdr;
 }
 
-int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
+/* The host's CPUID for the guest's vCPUs and the spares alike. */
+struct cpuid {
+	struct kvm_cpuid2 c;
+	struct kvm_cpuid_entry2 e[256];
+};
+
+static int supported_cpuid(struct vm *vm, struct cpuid *cpuid, char *err, size_t errlen)
 {
-	struct {
-		struct kvm_cpuid2 c;
-		struct kvm_cpuid_entry2 e[256];
-	} cpuid = { .c.nent = 256 };
 	int r;
 
-	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, &cpuid)) {
+	cpuid->c.nent = ARRAY_SIZE(cpuid->e);
+	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, cpuid)) {
 		r = -errno;
 		snprintf(err, errlen, "KVM: KVM_GET_SUPPORTED_CPUID: %s", strerror(-r));
 		return r;
 	}
+	return 0;
+}
+
+int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
+{
+	struct cpuid cpuid;
+	int r = supported_cpuid(vm, &cpuid, err, errlen);
+
+	if (r)
+		return r;
 	vm->vcpus = calloc(nvcpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus) {
 		snprintf(err, errlen, "out of memory for vCPUs");
@@ -109,17 +122,11 @@ int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
 
 int vm_create_spare_vcpus(struct vm *vm, unsigned n, char *err, size_t errlen)
 {
-	struct {
-		struct kvm_cpuid2 c;
-		struct kvm_cpuid_entry2 e[256];
-	} cpuid = { .c.nent = 256 };
-	int r;
+	struct cpuid cpuid;
+	int r = supported_cpuid(vm, &cpuid, err, errlen);
 
-	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, &cpuid)) {
-		r = -errno;
-		snprintf(err, errlen, "KVM: KVM_GET_SUPPORTED_CPUID: %s", strerror(-r));
+	if (r)
 		return r;
-	}
 	vm->spares = calloc(n, sizeof(*vm->spares));
 	if (!vm->spares) {
 		snprintf(err, errlen, "out of memory for spare vCPUs");
