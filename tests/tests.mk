@@ -15,11 +15,16 @@ tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 tests/bin/%.bin: tests/guests/%.S tests/guests/common.inc include/minivmm_abi.h
 	$(call guest_bin,build/tests)
 
-# Flat binaries for --raw: no header, entered at their first byte.
-tests/bin/%.raw: tests/raw/%.S
+# Flat binaries for --raw: no header, entered at their first byte. They may
+# use the ABI's constants (include/) and the raw test guests' macros (tests/raw/*.inc).
+tests/bin/%.raw: tests/raw/%.S $(wildcard tests/raw/*.inc) include/minivmm_abi.h
 	@mkdir -p build/tests $(dir $@)
 	$(say) GUESTAS $<
-	$(Q)$(GUEST_CC) -c -o build/tests/$*.raw.o $<
+	$(Q)$(GUEST_CC) -c -Iinclude -Itests/raw -o build/tests/$*.raw.o $<
+	@# Nothing links a raw image: a relocation (an undefined symbol, an absolute address) would stay 0.
+	$(Q)! readelf -r build/tests/$*.raw.o | grep -q '^Relocation section' || \
+		{ echo "$<: relocations in a raw image (undefined symbol or absolute address):" >&2; \
+		  readelf -rW build/tests/$*.raw.o >&2; exit 1; }
 	$(Q)objcopy -O binary -j .text build/tests/$*.raw.o $@
 
 TEST_RAW := $(patsubst tests/raw/%.S,tests/bin/%.raw,$(wildcard tests/raw/*.S))
@@ -68,7 +73,8 @@ test-campaign: all
 .PHONY: test-build test-tdp test-vmx rig lab-check test-campaign
 
 # --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
-#   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails
+#   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails;
+#                                  then the guest-side fuzzer (fuzz-guest, below)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := hypercall translator options loader
@@ -90,7 +96,7 @@ fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 
 # Each target starts from its committed corpus (tests/fuzz/corpus/NAME) and
 # writes what it finds to build/fuzz/corpus-NAME; crashes go to build/fuzz/.
-fuzz: fuzz-build
+fuzz: fuzz-build build/san/minivmm tests/bin/fuzz.raw
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p build/fuzz/corpus-$$t; \
 		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
@@ -101,5 +107,33 @@ fuzz: fuzz-build
 		grep -E 'stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$t.log | \
 			sed "s/^/fuzz: $$t /"; \
 	done; echo "fuzz: all targets ran clean"
+	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
 
 .PHONY: fuzz fuzz-build
+
+# --- the guest-side fuzzer: tests/raw/fuzz.S on /dev/kvm, ASan+UBSan VMM -----------
+#   make fuzz-guest [GUEST_FUZZ_SECONDS=60]   seeds for that long; a finding fails
+# build/san/minivmm is minivmm with ASan+UBSan in a tree of its own, so that
+# it never mixes with (or rebuilds) the plain objects of build/host (SAN=1
+# switches build/host itself; this does not).
+GUEST_FUZZ_SECONDS ?= $(FUZZ_SECONDS)
+SAN_CFLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+                -DMINIVMM_SANITIZE
+SAN_OBJ      := $(patsubst build/host/%,build/san/obj/%,$(VMM_OBJ))
+
+build/san/obj/%.o: %.c $(FLAGS_STAMP) | check-deps
+	@mkdir -p $(dir $@)
+	$(say) SANCC $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(INC_$(call room,$*)) -c -o $@ $<
+
+build/san/obj/vmm/report/results_file.o: $(REV_STAMP)
+build/san/obj/vmm/report/results_file.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
+
+build/san/minivmm: $(SAN_OBJ)
+	$(say) SANLD $@
+	$(Q)$(CC) $(HOST_LDFLAGS) -fsanitize=address,undefined -o $@ $(SAN_OBJ) $(HOST_LDLIBS)
+
+fuzz-guest: build/san/minivmm tests/bin/fuzz.raw
+	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
+
+.PHONY: fuzz-guest
