@@ -53,10 +53,15 @@ static void on_violation(void *cookie, unsigned vcpu, const char *what)
 		  what);
 }
 
-/* A batch of records (one per measurement): kept, with its counters, and its rows printed. */
+/*
+ * A batch of records (one per measurement), checked and copied out of
+ * guest memory by the hypercall port: kept, with its counters, and its
+ * rows printed. Past a guest limit the run ends (guest-limit, exit 4).
+ */
 static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 {
 	struct run *r = cookie;
+	char err[160] = "";
 	int e;
 
 	pthread_mutex_lock(&r->print_lock);
@@ -67,20 +72,24 @@ static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 		size_t from;
 
 		records_sweep(r->rec, &from);
-		e = records_add_sweep(r->rec, recs, n, kvm, kvmstats_count(r->stats));
+		e = records_add_sweep(r->rec, recs, n, kvm, kvmstats_count(r->stats), err,
+				      sizeof(err));
 		if (!e && r->o.tables)
 			tables_sweep_batch(r->rec, from, stdout);
 	} else if (kind == MVM_REC_PROGRESS || kind == MVM_REC_ORDER) {
-		e = records_add_progress(r->rec, kind, recs, n); /* no KVM sample */
+		e = records_add_progress(r->rec, kind, recs, n, err, sizeof(err));
 	} else {
-		e = records_add_touch(r->rec, recs, n);
+		e = records_add_touch(r->rec, recs, n, err, sizeof(err));
 		if (!e && r->o.verbose)
 			tables_touch(r->rec, stdout);
 	}
 	pthread_mutex_unlock(&r->print_lock);
-	if (e)
+	if (e == -E2BIG)
+		vm_finish(r->vm, END_GUEST_LIMIT, 0,
+			  "%s; stopped the guest, kept what it sent before", err);
+	else if (e)
 		vm_finish(r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
-			  strerror(-e));
+			  err);
 	return e;
 }
 

@@ -29,3 +29,32 @@ void test_json_escape(void)
 	CHECK_STR_CONTAINS(out, "\"t\": true\n}\n");
 	free(out);
 }
+
+/* A flat object is one line, whatever it nests; the document around it stays indented. */
+void test_json_flat(void)
+{
+	char *out = NULL;
+	size_t len = 0;
+	struct json j = { .f = open_memstream(&out, &len) };
+
+	json_begin_object(&j, NULL);
+	json_begin_array(&j, "recs");
+	for (int i = 0; i < 2; i++) {
+		json_begin_flat_object(&j, NULL);
+		json_u64(&j, "i", (uint64_t)i);
+		json_begin_object(&j, "kvm");
+		json_u64(&j, "exits", 3);
+		json_u64(&j, "pf", 4);
+		json_end_object(&j);
+		json_end_object(&j);
+	}
+	json_end_array(&j);
+	json_bool(&j, "after", 0);
+	json_end_object(&j);
+	fclose(j.f);
+	CHECK_STR_CONTAINS(
+		out, "\"recs\": [\n    {\"i\": 0, \"kvm\": {\"exits\": 3, \"pf\": 4}},\n"
+		     "    {\"i\": 1, \"kvm\": {\"exits\": 3, \"pf\": 4}}\n  ],\n");
+	CHECK_STR_CONTAINS(out, "\n  \"after\": false\n}\n");
+	free(out);
+}

@@ -75,6 +75,7 @@ enum run_end {
 	END_GUEST_HALT,	   /* HLT: nothing ever wakes a minivmm vCPU */
 	END_GUEST_PARKED,  /* every vCPU parked without the exit hypercall */
 	END_ABI_VIOLATION, /* a hypercall or port access the ABI does not allow */
+	END_GUEST_LIMIT,   /* the guest sent more than the VMM keeps (MVM_*_MAX) */
 	END_UNCLAIMED_IO,  /* --strict-io */
 	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
 	END_TIMEOUT,

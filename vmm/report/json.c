@@ -38,11 +38,17 @@ static void escaped(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A member's separator and indent: a new line at its depth, or (inside a flat object) a space. */
 static void member(struct json *j, const char *key)
 {
-	if (j->depth > 0 && j->count[j->depth - 1]++)
+	int later = j->depth > 0 && j->count[j->depth - 1]++;
+
+	if (later)
 		fputc(',', j->f);
-	if (j->depth > 0) {
+	if (j->flat && j->depth >= j->flat) {
+		if (later)
+			fputc(' ', j->f);
+	} else if (j->depth > 0) {
 		fputc('\n', j->f);
 		for (int i = 0; i < j->depth; i++)
 			fputs("  ", j->f);
@@ -65,7 +71,10 @@ static void open_(struct json *j, const char *key, char c)
 static void close_(struct json *j, char c)
 {
 	j->depth--;
-	if (j->depth < JSON_MAX_DEPTH && j->count[j->depth]) {
+	if (j->flat && j->depth >= j->flat - 1) {
+		if (j->depth == j->flat - 1)
+			j->flat = 0; /* the flat object itself ends */
+	} else if (j->depth < JSON_MAX_DEPTH && j->count[j->depth]) {
 		fputc('\n', j->f);
 		for (int i = 0; i < j->depth; i++)
 			fputs("  ", j->f);
@@ -78,6 +87,13 @@ static void close_(struct json *j, char c)
 void json_begin_object(struct json *j, const char *key)
 {
 	open_(j, key, '{');
+}
+
+void json_begin_flat_object(struct json *j, const char *key)
+{
+	open_(j, key, '{');
+	if (!j->flat)
+		j->flat = j->depth;
 }
 
 void json_end_object(struct json *j)

@@ -18,10 +18,16 @@ struct json {
 	FILE *f;
 	int depth;
 	int count[JSON_MAX_DEPTH]; /* members written at each level */
+	int flat; /* depth inside the flat object being written (one line); 0: none */
 };
 
 /* key is NULL inside arrays and for the top-level value. */
 void json_begin_object(struct json *j, const char *key);
+/*
+ * An object on one line, whatever it holds (json_end_object ends it): for
+ * the items of the arrays a guest fills (records), a third of the bytes.
+ */
+void json_begin_flat_object(struct json *j, const char *key);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j, const char *key);
 void json_end_array(struct json *j);

@@ -42,7 +42,7 @@ static void touch_json(const struct run_view *r, struct json *j)
 	}
 }
 
-/* Every record; what the tables show is touch_s (OSv's timed region). */
+/* Every record, one a line; what the tables show is touch_s (OSv's timed region). */
 static void sweep_json(const struct run_view *r, struct json *j)
 {
 	size_t n;
@@ -54,7 +54,7 @@ static void sweep_json(const struct run_view *r, struct json *j)
 		unsigned nkvm = 0;
 		const uint64_t *kvm = records_kvm(r->rec, i, &nkvm);
 
-		json_begin_object(j, NULL);
+		json_begin_flat_object(j, NULL);
 		json_string(j, "workload", sweep_workload_name(s->workload));
 		json_u64(j, "iteration", s->iteration);
 		json_u64(j, "size_mib", s->size_mib);
