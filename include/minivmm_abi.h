@@ -152,6 +152,16 @@ struct mvm_hc_abort {
  * added the touch frontier (MVM_REC_PROGRESS) and the order a pass touches
  * its pages in (MVM_REC_ORDER), sent by flat and perm after their last
  * measurement, and the workload perm (MVM_WL_PERM).
+ *
+ * The VMM copies a batch out of guest memory once and checks the copy;
+ * anything else is an ABI violation: a sweep record's workload and mode are
+ * known ones (populate for sweep only), iteration and size_mib count from
+ * 1, and a batch is one measurement (every record of the same workload,
+ * iteration, size and mode); vcpu is below the guest's vCPU count (or
+ * MVM_VCPU_ALL in sweep and touch records); a touch batch holds at most one
+ * record per vCPU and one for all; progress points have bytes_done <=
+ * bytes_total; order records name a known workload and order; no range
+ * ends before it starts.
  */
 enum mvm_rec_kind {
 	MVM_REC_SWEEP = 1,    /* struct mvm_rec_sweep */

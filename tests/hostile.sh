@@ -116,6 +116,13 @@ hostile_flood flood-zero 3 16 $R/flood-zero.raw
 hostile_flood flood-zero-all 2 512 $R/flood-zero-all.raw
 hostile_flood flood-unclaimed 3 16 $R/flood-unclaimed.raw
 
+# A record the results file could not write as the schema says (an unknown
+# workload): refused when it arrives, an ABI violation, and not stored.
+expect records-unknown 4 'guest ABI violation on vCPU 0: sweep record 0: unknown workload 9' '' -- \
+	$MINIVMM --raw --mem 16M -o "$H/records-unknown.json" $R/records-unknown.raw
+hostile_results records-unknown-results "$H/records-unknown.json" 4 abi-violation
+jq_true records-unknown-not-kept "$H/records-unknown.json" '.sweep == []'
+
 # --- b. a SIGKILLed run keeps the previous results; no temporary is left --------
 K=$H/kill
 rm -rf "$K"

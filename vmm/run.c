@@ -178,6 +178,7 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 	}
 	r->hc = (struct dev_host){ .cookie = r,
 				   .ram = vm_ram(r->vm),
+				   .nvcpus = cfg->vm.vcpus,
 				   .console = r->console,
 				   .exit = on_exit_hc,
 				   .abort = on_abort_hc,
