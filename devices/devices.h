@@ -133,6 +133,8 @@ struct dev_host {
 	/* Keep n checked records (a copy); on failure the host ends the run and returns -errno. */
 	int (*records)(void *cookie, uint32_t kind, const void *recs, uint32_t n);
 	void (*mark)(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc);
+	/* Non-zero once the run is ending: long work for the guest stops early. */
+	int (*stopping)(void *cookie);
 };
 
 /* Claim MVM_HC_PORT; host must outlive the bus. 0 or -errno. */

@@ -297,13 +297,27 @@ static enum dev_action hc_park(const struct dev_host *h, unsigned vcpu,
 	return DEV_STOP; /* this vCPU's thread ends; the VM runs on */
 }
 
+/*
+ * One call may name all of guest RAM 256 times over: it is cleared a chunk
+ * at a time, and once the run is ending (--timeout, a signal, another vCPU)
+ * the rest is left undone, so a call never holds up the end of the run.
+ */
+#define ZERO_CHUNK_BYTES (2ULL << 20)
+
 static enum dev_action hc_zero(const struct dev_host *h, unsigned vcpu,
 			       const struct hc_call *c)
 {
 	for (uint32_t i = 0; i < c->a.zero.count; i++) {
 		uint64_t bytes = c->runs[i].pages * MVM_PAGE_BYTES;
+		char *p = mm_gpa_to_hva(h->ram, c->runs[i].gpa, bytes);
 
-		memset(mm_gpa_to_hva(h->ram, c->runs[i].gpa, bytes), 0, bytes);
+		for (uint64_t off = 0; off < bytes; off += ZERO_CHUNK_BYTES) {
+			if (h->stopping(h->cookie))
+				return DEV_STOP;
+			memset(p + off, 0,
+			       bytes - off < ZERO_CHUNK_BYTES ? bytes - off
+							      : ZERO_CHUNK_BYTES);
+		}
 	}
 	return DEV_CONTINUE;
 }

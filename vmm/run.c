@@ -100,6 +100,13 @@ static void on_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 	timeline_guest_mark(r->tl, mark, tsc);
 }
 
+static int on_stopping(void *cookie)
+{
+	struct run *r = cookie;
+
+	return vm_stopping(r->vm);
+}
+
 /* --- the VM's hooks, on each vCPU thread ----------------------------------- */
 
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
@@ -184,7 +191,8 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 				   .abort = on_abort_hc,
 				   .violation = on_violation,
 				   .records = on_records,
-				   .mark = on_mark };
+				   .mark = on_mark,
+				   .stopping = on_stopping };
 	return r;
 }
 
