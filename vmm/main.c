@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,13 +99,30 @@ static int check_touch(const struct config *cfg)
 	return EXIT_GUEST_OK;
 }
 
+/*
+ * glibc's malloc, made to ask the kernel nothing once the threads are
+ * sandboxed (vmm/machine/sandbox.c lists every lazy call and where it is
+ * avoided): trimming a thread's arena reads /proc/sys/vm/overcommit_memory
+ * the first time (never trim: freed memory is reused by the next run), and
+ * a ninth arena asks sched_getaffinity how many CPUs there are (a fixed
+ * number of arenas instead).
+ */
+#define MALLOC_TRIM_NEVER ((int)(~0U >> 1))
+#define MALLOC_ARENAS	  8
+
+static char stdout_buf[BUFSIZ];
+
 int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct outputs o;
 	struct env *env = NULL;
 	double t_exec = now_s();
-	int r = options_parse(argc, argv, &cfg), status;
+	int r, status;
+
+	mallopt(M_TRIM_THRESHOLD, MALLOC_TRIM_NEVER);
+	mallopt(M_ARENA_MAX, MALLOC_ARENAS);
+	r = options_parse(argc, argv, &cfg);
 
 	if (r)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
@@ -112,12 +130,13 @@ int main(int argc, char **argv)
 	if (cfg.check_touch_path)
 		return check_touch(&cfg);
 	/*
-	 * Give stdout its buffer before any thread is sandboxed: glibc would
-	 * otherwise probe the stream on its first write (fstat, then isatty's
-	 * ioctl on a character device such as /dev/null or a terminal), which
-	 * the vCPU threads' filter forbids. Same buffering glibc would choose.
+	 * stdout gets a buffer of its own now, line-buffered whatever it is: a
+	 * buffer glibc allocates lazily probes the stream on the first write
+	 * (fstat, then isatty's ioctl on a character device such as /dev/ptmx),
+	 * which the sandbox forbids; and rows and messages reach a file or a
+	 * pipe (| tee, Slurm) as they are printed, not at exit.
 	 */
-	setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+	setvbuf(stdout, stdout_buf, _IOLBF, sizeof(stdout_buf));
 	/* "minivmm ... | head": a closed stdout must not kill the run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
 	if (open_outputs(&cfg, &o))

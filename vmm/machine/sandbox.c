@@ -8,6 +8,31 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
+/*
+ * What the C library does lazily, the first time, on a thread whose filter
+ * is on, and how each is kept out of the filters (a new one shows up as
+ * SIGSYS, exit 159, in tests/hostile.sh's long --repeat and quiet cases):
+ *   - malloc trimming a thread's arena reads /proc/sys/vm/overcommit_memory
+ *     once: main() sets M_TRIM_THRESHOLD so that nothing is ever trimmed;
+ *   - a ninth malloc arena asks sched_getaffinity for the CPU count: main()
+ *     sets M_ARENA_MAX;
+ *   - stdio's first write to a stream whose buffer glibc must allocate runs
+ *     fstat and, on a character device, isatty's ioctl: main() gives stdout
+ *     a static buffer; stderr is unbuffered;
+ *   - qsort of more than 1 KiB asks sysinfo for the machine's memory:
+ *     measure/stats.c and mm/uffd.c sort by hand;
+ *   - localtime and strftime open the time zone: measure/env.c formats
+ *     gmtime_r by hand;
+ *   - sysconf(_SC_NPROCESSORS_*) reads /sys, and the environment record
+ *     opens files: env_complete runs before the main thread's filter, and
+ *     experiment_main's later call is a no-op once it has;
+ *   - setlocale and message catalogs (strerror in another locale): never
+ *     called, the C locale needs no file;
+ *   - pthread_create (its stack, the first signal setup): every thread is
+ *     created before the main thread's filter, and vCPU and handler
+ *     threads create none.
+ */
+
 #define ALLOW(ctx, nr, ...) \
 	seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(nr), __VA_ARGS__)
 
