@@ -31,7 +31,16 @@ void json_begin_flat_object(struct json *j, const char *key);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j, const char *key);
 void json_end_array(struct json *j);
+/* s as valid UTF-8: each maximal invalid part becomes U+FFFD. NULL: null. */
 void json_string(struct json *j, const char *key, const char *s);
+/*
+ * A string from outside (a path, an argument) whose bytes matter: as
+ * json_string, and when it is not UTF-8 also KEY_hex, its bytes in hex
+ * (json_bytes_array: KEY_hex, every item's).
+ */
+void json_bytes(struct json *j, const char *key, const char *s);
+void json_bytes_array(struct json *j, const char *key, char *const *v, int n);
+int json_utf8_valid(const char *s); /* 1 if s is well-formed UTF-8 */
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v); /* non-finite: null */

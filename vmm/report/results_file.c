@@ -123,18 +123,15 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_string(j, "backing", ram_backing_name(ram, cfg));
 	json_u64(j, "backing_page_bytes", ram_backing_page_bytes(ram, cfg));
 	if (cfg->mem_path)
-		json_string(j, "mem_path", cfg->mem_path);
+		json_bytes(j, "mem_path", cfg->mem_path);
 	if (cfg->reservoir)
-		json_string(j, "reservoir", cfg->reservoir);
+		json_bytes(j, "reservoir", cfg->reservoir);
 	if (cfg->roofline_path)
-		json_string(j, "roofline", cfg->roofline_path);
+		json_bytes(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
 	json_string(j, "paging", paging_kind_name(cfg->paging));
-	json_string(j, "guest", cfg->guest_path);
-	json_begin_array(j, "guest_args");
-	for (int i = 0; i < cfg->guest_argc; i++)
-		json_string(j, NULL, cfg->guest_argv[i]);
-	json_end_array(j);
+	json_bytes(j, "guest", cfg->guest_path);
+	json_bytes_array(j, "guest_args", cfg->guest_argv, cfg->guest_argc);
 	if (cfg->timeout_s > 0)
 		json_double(j, "timeout_s", cfg->timeout_s);
 	json_end_object(j);
@@ -185,10 +182,7 @@ static void env_json(const struct env *e, struct json *j)
 	json_string(j, "minivmm_version", MINIVMM_VERSION);
 	json_string(j, "source_revision", MINIVMM_REVISION);
 	json_u64(j, "guest_abi", MVM_ABI_VERSION);
-	json_begin_array(j, "command_line");
-	for (int i = 0; i < e->argc; i++)
-		json_string(j, NULL, e->argv[i]);
-	json_end_array(j);
+	json_bytes_array(j, "command_line", e->argv, e->argc);
 	json_string(j, "start_time", e->start_time);
 	json_string(j, "hostname", e->hostname);
 	json_string(j, "kernel_release", e->kernel_release);
