@@ -143,12 +143,51 @@ cmp -s "$K/r.json" "$H/kill-r.first.txt" && pass kill-keeps-results ||
 	fail kill-keeps-results "after SIGKILL, $K/r.json ($(stat -c %s "$K/r.json" 2>/dev/null || echo no) bytes) is not the first run's results"
 cmp -s "$K/t.json" "$H/kill-t.first.txt" && pass kill-keeps-trace ||
 	fail kill-keeps-trace "after SIGKILL, $K/t.json ($(stat -c %s "$K/t.json" 2>/dev/null || echo no) bytes) is not the first run's trace"
+# Where the temporaries have names (no O_TMPFILE), a SIGKILLed run's stay
+# behind: the next run with that target removes those whose process is gone.
+dead=$(($(cat /proc/sys/kernel/pid_max) + 1))
+: >"$K/r.json.minivmm-$dead.tmp"
+: >"$K/r.json.minivmm-$$.tmp" # this shell's: alive, kept
 expect kill-third-run 0 '' '' -- $MINIVMM --mem 64M -o "$K/r.json" --trace "$K/t.json" $GUEST -- hello
+[ -e "$K/r.json.minivmm-$$.tmp" ] && pass kill-live-temporary-kept ||
+	fail kill-live-temporary-kept "a temporary of a live process was removed"
+rm -f "$K/r.json.minivmm-$$.tmp"
 left=$(cd "$K" && ls -A | grep -vx -e r.json -e t.json)
 [ -z "$left" ] && pass kill-no-temporary ||
 	fail kill-no-temporary "left in $K after the next complete run: $(echo $left)"
 ./tests/check-json "$K/r.json" "$K/t.json" >"$H/kill-json.log" && pass kill-third-valid ||
 	fail kill-third-valid "$(grep INVALID "$H/kill-json.log")"
+
+# The second SIGINT exits at once: whenever it lands, each file is either
+# as it was or complete (never cut short), and no temporary is left.
+cp "$K/r.json" "$H/kill-r.third.txt"
+cp "$K/t.json" "$H/kill-t.third.txt"
+$MINIVMM --mem 64M -o "$K/r.json" --trace "$K/t.json" $GUEST -- spin >"$H/kill-twice.out" 2>"$H/kill-twice.err" &
+pid=$!
+for _ in $(seq 600); do
+	grep -q spinning "$H/kill-twice.out" 2>/dev/null && break
+	sleep 0.1
+done
+# Signals do not queue: SIGINT again and again until it exits (one lands
+# after the first was taken, while the run ends).
+kill -INT $pid
+for _ in $(seq 20000); do
+	kill -INT $pid 2>/dev/null || break
+done
+timeout 60 tail --pid=$pid -f /dev/null || kill -9 $pid
+wait $pid
+rc=$?
+left=$(cd "$K" && ls -A | grep -vx -e r.json -e t.json)
+bad=
+for f in r t; do
+	cmp -s "$K/$f.json" "$H/kill-$f.third.txt" || ./tests/check-json "$K/$f.json" >/dev/null ||
+		bad="$bad $f.json cut short;"
+done
+if [ $rc != 130 ] || [ -n "$left" ] || [ -n "$bad" ]; then
+	fail interrupt-twice-whole-files "status $rc,$bad left: $(echo $left); $(tail -c 200 "$H/kill-twice.err")"
+else
+	pass interrupt-twice-whole-files
+fi
 
 # --- c. bytes that are not UTF-8 -----------------------------------------------
 # hostile_utf8 NAME STATUS JSON CMD...: the run ends with STATUS and every file it wrote is valid UTF-8 JSON.

@@ -8,77 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * Open an output file now (the sandbox allows no open(2) later) and find out
- * whether it can be written before a long run: a probe byte, written and
- * taken back, meets a full disk or a read-only file system here rather than
- * after the run. Returns the fd, or -1 after saying why.
- */
-static int open_output(const char *opt, const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	struct stat st;
-
-	if (fd < 0) {
-		fprintf(stderr, "minivmm: %s %s: %s\n", opt, path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
-		int e = write(fd, "\n", 1) == 1 ? 0 : errno ? errno : EIO;
-
-		/* A regular file gets its probe back; a device (/dev/null, /dev/full) keeps it. */
-		if (!e && S_ISREG(st.st_mode) &&
-		    (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)))
-			e = errno;
-		if (e) {
-			fprintf(stderr, "minivmm: %s %s: cannot write: %s\n", opt, path,
-				strerror(e));
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
-}
-
-static int open_outputs(const struct config *cfg, struct outputs *o)
-{
-	*o = (struct outputs){ .results_fd = -1, .trace_fd = -1 };
-	if (cfg->results_path) {
-		o->results_fd = open_output("--results", cfg->results_path);
-		if (o->results_fd < 0)
-			return -1;
-		o->fds[o->n++] = o->results_fd;
-	}
-	if (cfg->trace_path) {
-		o->trace_fd = open_output("--trace", cfg->trace_path);
-		if (o->trace_fd < 0) {
-			if (o->results_fd >= 0)
-				close(o->results_fd);
-			return -1;
-		}
-		o->fds[o->n++] = o->trace_fd;
-	}
-	return 0;
-}
-
-static int close_outputs(const struct config *cfg, struct outputs *o)
-{
-	int e = 0;
-
-	/* close(2) is where some file systems (NFS) report a failed write. */
-	if (o->results_fd >= 0 && close(o->results_fd)) {
-		e = errno;
-		fprintf(stderr, "minivmm: writing results to %s: %s\n", cfg->results_path,
-			strerror(e));
-	}
-	if (o->trace_fd >= 0 && close(o->trace_fd)) {
-		e = errno;
-		fprintf(stderr, "minivmm: writing trace to %s: %s\n", cfg->trace_path,
-			strerror(e));
-	}
-	return e;
-}
-
 /* --check-touch FILE: read it as a replay would, against --mem. The exit status. */
 static int check_touch(const struct config *cfg)
 {
@@ -139,13 +68,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, stdout_buf, _IOLBF, sizeof(stdout_buf));
 	/* "minivmm ... | head": a closed stdout must not kill the run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
-	if (open_outputs(&cfg, &o))
+	if (outputs_open(&cfg, &o))
 		return EXIT_USAGE;
 	if (env_start(argc, argv, &env))
 		fprintf(stderr, "minivmm: out of memory for the environment record\n");
 	status = experiment_main(&cfg, env, &o);
-	if (close_outputs(&cfg, &o) && status == EXIT_GUEST_OK)
-		status = EXIT_HOST;
+	outputs_discard(&o); /* anything not committed (the experiment could not start) */
 	env_free(env);
 	return status;
 }

@@ -115,7 +115,9 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 	int out[ARRAY_SIZE(r->o.out->fds) + 2], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
 				 .out_fds = out,
-				 .nout = r->o.out->n };
+				 .nout = r->o.out->n,
+				 .dir_fds = r->o.out->dirfds,
+				 .ndirs = r->o.out->ndirs };
 
 	/* The main thread also writes the paging handlers' stop eventfd and the touch record. */
 	memcpy(out, r->o.out->fds, sizeof(r->o.out->fds));

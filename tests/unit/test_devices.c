@@ -237,7 +237,7 @@ void test_pio_register(void)
 	struct io_dev d = { "d", 0xffff, 2, dummy_io, NULL };
 	struct io_dev e = { "e", 0x10, 0, dummy_io, NULL };
 	static const struct config cfg = { .quiet = 1, .vm.vcpus = 1 };
-	static const struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
+	static const struct outputs outs = { .n = 0 };
 	struct run *r;
 	const struct io_bus *pio;
 	struct dev_host host = { 0 };

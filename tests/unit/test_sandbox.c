@@ -19,6 +19,7 @@
 #define FAKE_STATS_FD 901
 #define FAKE_UFFD_FD  902
 #define FAKE_STOP_FD  903
+#define FAKE_DIR_FD   904 /* SANDBOX_MAIN: the results' directory */
 
 enum action {
 	DO_ALLOWED,
@@ -33,8 +34,11 @@ enum action {
 	DO_UFFD_OTHER_FD, /* a uffd ioctl on another fd */
 	DO_UFFD_KVM,	  /* a KVM ioctl on the uffd's fd number */
 	DO_UFFD_READ_OTHER,
-	DO_UFFD_WRITE, /* no output at all */
-	DO_UFFD_MMAP,  /* no memory of its own */
+	DO_UFFD_WRITE,	/* no output at all */
+	DO_UFFD_MMAP,	/* no memory of its own */
+	DO_MAIN_RENAME, /* SANDBOX_MAIN: the results into place, in their directory */
+	DO_MAIN_RENAME_OTHER, /* ... in another */
+	DO_MAIN_UNLINK_CWD,   /* unlink relative to the working directory */
 };
 
 struct job {
@@ -46,12 +50,14 @@ struct job {
 static void *sandboxed(void *arg)
 {
 	const struct job *j = arg;
-	int stats[] = { FAKE_STATS_FD };
+	int stats[] = { FAKE_STATS_FD }, dirs[] = { FAKE_DIR_FD };
 	struct sandbox_fds f = { .vcpu_fd = FAKE_VCPU_FD,
 				 .uffd_fd = FAKE_UFFD_FD,
 				 .stop_fd = FAKE_STOP_FD,
 				 .stats_fds = stats,
-				 .nstats = 1 };
+				 .nstats = 1,
+				 .dir_fds = dirs,
+				 .ndirs = 1 };
 	struct uffdio_copy copy = { 0 };
 	struct pollfd pfd[2] = { { .fd = FAKE_UFFD_FD, .events = POLLIN },
 				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
@@ -132,6 +138,25 @@ static void *sandboxed(void *arg)
 	case DO_UFFD_MMAP:
 		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		break;
+	case DO_MAIN_RENAME:
+		/* On a closed fd: EBADF means the filter let them through. */
+		if (renameat(FAKE_DIR_FD, "a", FAKE_DIR_FD, "b") != -1 || errno != EBADF)
+			_exit(16);
+		if (linkat(AT_FDCWD, "/proc/self/fd/0", FAKE_DIR_FD, "a",
+			   AT_SYMLINK_FOLLOW) != -1 ||
+		    errno != EBADF)
+			_exit(17);
+		if (unlinkat(FAKE_DIR_FD, "a", 0) != -1 || errno != EBADF)
+			_exit(18);
+		if (fsync(FAKE_DIR_FD) != -1 || errno != EBADF)
+			_exit(19);
+		break;
+	case DO_MAIN_RENAME_OTHER:
+		renameat(FAKE_DIR_FD + 1, "a", FAKE_DIR_FD, "b");
+		break;
+	case DO_MAIN_UNLINK_CWD:
+		unlinkat(AT_FDCWD, "a", 0);
+		break;
 	}
 	return NULL;
 }
@@ -181,6 +206,12 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_CHDIR)));
 	/* The main thread may make no KVM ioctl at all. */
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_SET_REGS)));
+	/* It puts the results into place in their directory, and nowhere else. */
+	st = in_child(SANDBOX_MAIN, DO_MAIN_RENAME);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_MAIN_RENAME_OTHER)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_MAIN_UNLINK_CWD)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_MAIN_RENAME)));
 	/* userfaultfd handlers: their uffd's page ioctls, poll, the clock, and nothing else. */
 	st = in_child(SANDBOX_UFFD, DO_UFFD_ALLOWED);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);

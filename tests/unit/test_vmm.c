@@ -122,7 +122,7 @@ void test_loader_check(void)
 static struct run *run;
 static struct vm *vm;
 static struct config cfg = { .quiet = 1, .vm.vcpus = 1 };
-static struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
+static struct outputs outs = { .n = 0 };
 static struct vcpu vcpu;
 
 static void fake_vm(void)

@@ -224,6 +224,11 @@ void vm_wake_main(struct vm *vm); /* from any thread */
  */
 void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
 		  double tick_s, double deadline, double timeout_s);
+/*
+ * fn runs (async-signal-safe, on the main thread) just before the second
+ * SIGINT's immediate exit: the application removes its temporaries.
+ */
+void vm_set_exit_hook(void (*fn)(void));
 /* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
 void vm_signals_block(struct vm *vm, sigset_t *old);
 
@@ -391,6 +396,8 @@ struct sandbox_fds {
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
 	int nout;
+	const int *dir_fds; /* SANDBOX_MAIN: their directories (the final rename) */
+	int ndirs;
 };
 /* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);

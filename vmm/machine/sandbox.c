@@ -216,6 +216,35 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 			    ?: ALLOW(ctx, write, 1,
 				     SCMP_A0(SCMP_CMP_EQ, fd)); /* results, trace */
 		r = r ?: ALLOW(ctx, newfstatat, 1, SCMP_A0(SCMP_CMP_EQ, fd));
+		r = r
+			    ?: ALLOW(ctx, fsync, 1,
+				     SCMP_A0(SCMP_CMP_EQ, fd)); /* before the rename */
+	}
+	/*
+	 * The results and trace go into place at the end (vmm/output.c): an
+	 * O_TMPFILE linked to its temporary name, renamed over the target, the
+	 * directory synced; a temporary removed on failure or the second
+	 * SIGINT. Only relative to the directories opened before (a path the
+	 * filter cannot see could still be absolute: the main thread runs no
+	 * guest-driven code).
+	 */
+	for (int i = 0; !r && i < f->ndirs; i++) {
+		scmp_datum_t d = (scmp_datum_t)f->dir_fds[i];
+
+		r = r
+			    ?: ALLOW(ctx, linkat, 3,
+				     /* an int: the register's upper half is not the kernel's */
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+					     (uint32_t)AT_FDCWD),
+				     SCMP_A2(SCMP_CMP_EQ, d),
+				     SCMP_A4(SCMP_CMP_EQ, AT_SYMLINK_FOLLOW));
+		r = r
+			    ?: ALLOW(ctx, renameat, 2, SCMP_A0(SCMP_CMP_EQ, d),
+				     SCMP_A2(SCMP_CMP_EQ, d));
+		r = r
+			    ?: ALLOW(ctx, unlinkat, 2, SCMP_A0(SCMP_CMP_EQ, d),
+				     SCMP_A2(SCMP_CMP_EQ, 0));
+		r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, d));
 	}
 	return r;
 }
