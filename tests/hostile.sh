@@ -311,3 +311,13 @@ expect option-after-image-args 2 "minivmm --mem 64M -o $H/after.json $GUEST -- h
 	$MINIVMM --mem 64M $GUEST -o "$H/after.json" -- hello
 expect word-after-image 2 "minivmm --mem 64M $GUEST -- hello" '' -- \
 	$MINIVMM --mem 64M $GUEST hello
+
+# --- h. stdout: "-o -" for jq ---------------------------------------------------
+# -o - is the JSON alone on stdout; tables, messages and the console go to stderr.
+run results-dash sh -c "$MINIVMM --mem 64M -o - $GUEST -- sweep --max-mib 2 --iterations 1 | jq -e '.exit.status == 0 and (.sweep | length == 4)'"
+[ "$(cat "$OUT/results-dash.rc")" = 0 ] && grep -q '^Iteration 1' "$OUT/results-dash.err" && [ ! -e ./- ] &&
+	pass results-dash || fail results-dash "status $(cat "$OUT/results-dash.rc"): $(head -c 300 "$OUT/results-dash.err")"
+run trace-dash sh -c "$MINIVMM -q --mem 64M --trace - $GUEST -- hello | jq -e '.traceEvents | length > 3'"
+[ "$(cat "$OUT/trace-dash.rc")" = 0 ] && [ ! -e ./- ] && pass trace-dash ||
+	fail trace-dash "status $(cat "$OUT/trace-dash.rc"): $(head -c 300 "$OUT/trace-dash.err")"
+expect results-and-trace-dash 2 'two JSON documents on stdout' '' -- $MINIVMM --mem 64M -o - --trace - $GUEST -- hello

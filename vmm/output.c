@@ -27,7 +27,7 @@
  * (a failed write, the second SIGINT's immediate exit), and a later run
  * with the same target removes those whose process is gone. Targets that
  * are not regular files (/dev/null, a FIFO, a terminal) are written in
- * place, as before.
+ * place, as before, and so is "-": stdout.
  */
 
 static struct outputs *live; /* for the signal handler: what to remove */
@@ -83,7 +83,8 @@ static int locate(struct output *o, struct stat *st, int *exists)
 		free(real);
 		return -ENOMEM;
 	}
-	if (snprintf(o->base, sizeof(o->base), "%s", basename(copy)) >= (int)sizeof(o->base))
+	if (snprintf(o->base, sizeof(o->base), "%s", basename(copy)) >=
+	    (int)sizeof(o->base))
 		e = -ENAMETOOLONG;
 	if (!e) {
 		strcpy(copy, real ? real : o->path);
@@ -194,7 +195,8 @@ int output_commit(struct output *o)
 		if (fsync(o->fd))
 			e = -errno;
 		if (!e && o->unnamed) {
-			if (linkat(AT_FDCWD, o->proc_path, o->dirfd, o->tmp, AT_SYMLINK_FOLLOW))
+			if (linkat(AT_FDCWD, o->proc_path, o->dirfd, o->tmp,
+				   AT_SYMLINK_FOLLOW))
 				e = -errno;
 			else
 				o->named = 1;
@@ -207,8 +209,8 @@ int output_commit(struct output *o)
 		}
 	}
 	if (e)
-		fprintf(stderr, "minivmm: %s %s: %s; the file there is as it was\n", o->opt,
-			o->path, strerror(-e));
+		fprintf(stderr, "minivmm: %s %s: %s; the file there is as it was\n",
+			o->opt, o->path, strerror(-e));
 	output_close(o);
 	return e;
 }
@@ -226,17 +228,46 @@ static void discard_now(void)
 			unlinkat(live->file[i].dirfd, live->file[i].tmp, 0);
 }
 
+static int is_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
+/*
+ * "-o -" (or "--trace -"): the JSON is what stdout carries, for "| jq";
+ * everything else minivmm prints there (tables, the guest's console) goes
+ * to stderr instead. 0 or -errno, said.
+ */
+static int open_stdout(struct output *o, const char *opt)
+{
+	*o = (struct output){ .opt = opt, .path = "-", .in_place = 1, .dirfd = -1 };
+	fflush(stdout);
+	o->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (o->fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "minivmm: %s -: stdout: %s\n", opt, strerror(errno));
+		output_close(o);
+		return -1;
+	}
+	return 0;
+}
+
 int outputs_open(const struct config *cfg, struct outputs *o)
 {
 	const char *paths[OUTPUT_COUNT] = { cfg->results_path, cfg->trace_path };
 	const char *opts[OUTPUT_COUNT] = { "--results", "--trace" };
 
 	*o = (struct outputs){ 0 };
+	if (is_stdout(paths[OUTPUT_RESULTS]) && is_stdout(paths[OUTPUT_TRACE])) {
+		fprintf(stderr,
+			"minivmm: -o - and --trace -: two JSON documents on stdout; give one of them a file\n");
+		return -1;
+	}
 	for (int i = 0; i < OUTPUT_COUNT; i++) {
 		o->file[i] = (struct output){ .fd = -1, .dirfd = -1 };
 		if (!paths[i])
 			continue;
-		if (output_open(&o->file[i], opts[i], paths[i])) {
+		if (is_stdout(paths[i]) ? open_stdout(&o->file[i], opts[i])
+					: output_open(&o->file[i], opts[i], paths[i])) {
 			outputs_discard(o);
 			return -1;
 		}
