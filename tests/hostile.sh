@@ -321,3 +321,14 @@ run trace-dash sh -c "$MINIVMM -q --mem 64M --trace - $GUEST -- hello | jq -e '.
 [ "$(cat "$OUT/trace-dash.rc")" = 0 ] && [ ! -e ./- ] && pass trace-dash ||
 	fail trace-dash "status $(cat "$OUT/trace-dash.rc"): $(head -c 300 "$OUT/trace-dash.err")"
 expect results-and-trace-dash 2 'two JSON documents on stdout' '' -- $MINIVMM --mem 64M -o - --trace - $GUEST -- hello
+# An interrupted --repeat says how the experiment ended at its top level.
+$MINIVMM --repeat 3 --mem 64M -o "$H/repeat-int.json" $GUEST -- spin >"$H/repeat-int.out" 2>"$H/repeat-int.err" &
+pid=$!
+for _ in $(seq 600); do
+	grep -q spinning "$H/repeat-int.out" 2>/dev/null && break
+	sleep 0.1
+done
+kill -INT $pid
+wait $pid
+jq_true experiment-exit-interrupted "$H/repeat-int.json" \
+	'.exit.status == 130 and .exit.reason == "interrupted" and .experiment.runs_done == 1'

@@ -306,6 +306,7 @@ int experiment_main(const struct config *cfg, struct env *env, struct outputs *o
 	env_complete(
 		env); /* if no run got as far as its guest (and no sandbox went on) */
 	view_of(&x, &v, &xv);
+	xv.status = status;
 	e = write_file(&o->file[OUTPUT_RESULTS], "results", results_file_write, &xv);
 	e = write_file(&o->file[OUTPUT_TRACE], "trace", trace_file_write, &xv) ?: e;
 	if (e && status == EXIT_GUEST_OK)

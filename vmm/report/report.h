@@ -174,6 +174,7 @@ struct experiment_view {
 	const struct run_view *runs;   /* done */
 	const struct verdict *verdict; /* NULL when there is none */
 	const int *fds, *threads;      /* done + 1: the process's, around each run */
+	int status; /* the experiment's exit status (before the files) */
 };
 /* The results file (one run: its members at the top). 0 or -errno of the write. */
 int results_file_write(int fd, const struct experiment_view *x);

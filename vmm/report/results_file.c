@@ -96,6 +96,18 @@ static void unclaimed_json(struct json *j, const char *key, const struct io_bus 
 	json_end_object(j);
 }
 
+/* How a run (or the experiment it ended) ended: its status, its run_ends row, its message. */
+static void exit_json(struct json *j, const struct vm *vm, int status)
+{
+	json_begin_object(j, "exit");
+	json_u64(j, "status", (uint64_t)status);
+	json_string(j, "reason", vm_end_reason(vm));
+	if (vm_end(vm) == END_GUEST_EXIT)
+		json_i64(j, "guest_status", vm_guest_status(vm));
+	json_string(j, "message", vm_end_message(vm));
+	json_end_object(j);
+}
+
 /* One run's members (config, platform, eager, sweep, timeline, summary, devices, exit). */
 static void run_members(const struct run_view *r, struct json *j)
 {
@@ -160,13 +172,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_u64(j, "console_dropped", console_counts(r->console).dropped);
 	json_end_object(j);
 
-	json_begin_object(j, "exit");
-	json_u64(j, "status", (uint64_t)vm_exit_status(vm));
-	json_string(j, "reason", vm_end_reason(vm));
-	if (vm_end(vm) == END_GUEST_EXIT)
-		json_i64(j, "guest_status", vm_guest_status(vm));
-	json_string(j, "message", vm_end_message(vm));
-	json_end_object(j);
+	exit_json(j, vm, vm_exit_status(vm));
 }
 
 /* The environment record (env.c read it; a NULL env writes null). */
@@ -295,6 +301,20 @@ static void build(struct json *j, const void *arg)
 	if (x->verdict)
 		verdict_write_json(x->verdict, j);
 	resources_json(x, j);
+	/*
+	 * The experiment's ending: that of the run that ended it (it stops at
+	 * the first that fails: an interrupted or failed run), else of the last;
+	 * the status is the experiment's own.
+	 */
+	if (x->done) {
+		exit_json(j, x->runs[x->done - 1].vm, x->status);
+	} else {
+		json_begin_object(j, "exit");
+		json_u64(j, "status", (uint64_t)x->status);
+		json_string(j, "reason", run_end_row(END_RUNNING)->reason);
+		json_string(j, "message", "no run started");
+		json_end_object(j);
+	}
 	json_end_object(j);
 }
 
