@@ -312,7 +312,7 @@ expect option-after-image-args 2 "minivmm --mem 64M -o $H/after.json $GUEST -- h
 expect word-after-image 2 "minivmm --mem 64M $GUEST -- hello" '' -- \
 	$MINIVMM --mem 64M $GUEST hello
 
-# --- h. stdout: "-o -" for jq ---------------------------------------------------
+# --- h. stdout: "-o -" for jq, a reader that goes away, an experiment's ending ----
 # -o - is the JSON alone on stdout; tables, messages and the console go to stderr.
 run results-dash sh -c "$MINIVMM --mem 64M -o - $GUEST -- sweep --max-mib 2 --iterations 1 | jq -e '.exit.status == 0 and (.sweep | length == 4)'"
 [ "$(cat "$OUT/results-dash.rc")" = 0 ] && grep -q '^Iteration 1' "$OUT/results-dash.err" && [ ! -e ./- ] &&
@@ -321,6 +321,18 @@ run trace-dash sh -c "$MINIVMM -q --mem 64M --trace - $GUEST -- hello | jq -e '.
 [ "$(cat "$OUT/trace-dash.rc")" = 0 ] && [ ! -e ./- ] && pass trace-dash ||
 	fail trace-dash "status $(cat "$OUT/trace-dash.rc"): $(head -c 300 "$OUT/trace-dash.err")"
 expect results-and-trace-dash 2 'two JSON documents on stdout' '' -- $MINIVMM --mem 64M -o - --trace - $GUEST -- hello
+# minivmm | head: the run stops once stdout's reader is gone (not after the
+# whole sweep), ends like SIGPIPE would (141) and still writes the results.
+rm -f "$H/head.json"
+./tests/measure --stdout "$H/head.out" --stderr "$H/head.err" --hard 120 -- \
+	sh -c "$MINIVMM --mem 128M -o $H/head.json $GUEST -- sweep --max-mib 64 --iterations 20 | head -3 >/dev/null" >"$H/head.measure"
+if [ "$(jq -r '.exit.status' "$H/head.json" 2>/dev/null)" = 141 ] &&
+	[ "$(jq -r '.exit.reason' "$H/head.json")" = output-closed ] &&
+	awk -v e="$(hostile_get "$H/head.measure" elapsed_s)" 'BEGIN { exit !(e < 30) }'; then
+	pass output-closed-stops
+else
+	fail output-closed-stops "after $(hostile_get "$H/head.measure" elapsed_s) s: $(jq -c .exit "$H/head.json" 2>&1 | head -c 300)"
+fi
 # An interrupted --repeat says how the experiment ended at its top level.
 $MINIVMM --repeat 3 --mem 64M -o "$H/repeat-int.json" $GUEST -- spin >"$H/repeat-int.out" 2>"$H/repeat-int.err" &
 pid=$!

@@ -2,6 +2,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -417,6 +418,34 @@ static void start_paging(struct run *r)
 		vm_finish(r->vm, END_HOST_ERROR, 0, "%s", err);
 }
 
+/*
+ * While the guest runs: has stdout's reader gone (minivmm | head)? SIGPIPE
+ * is ignored so that the results are still written; a pipe or socket whose
+ * other end closed polls as an error or a hang-up, whether or not anything
+ * was written since (a terminal, a file or a closed fd never does).
+ */
+#define OUTPUT_TICK_S 0.25
+
+static void output_check(void *cookie)
+{
+	struct run *r = cookie;
+	struct pollfd p[1 + OUTPUT_COUNT] = { { .fd = STDOUT_FILENO,
+						.events = POLLOUT } };
+	nfds_t n = 1;
+
+	for (int i = 0; i < OUTPUT_COUNT; i++)
+		if (r->o.out->file[i].in_place && !strcmp(r->o.out->file[i].path, "-"))
+			p[n++] = (struct pollfd){ .fd = r->o.out->file[i].fd,
+						  .events = POLLOUT };
+	if (poll(p, n, 0) <= 0 || vm_stopping(r->vm))
+		return;
+	for (nfds_t i = 0; i < n; i++)
+		if (p[i].revents & (POLLERR | POLLHUP))
+			vm_finish(r->vm, END_OUTPUT_CLOSED, 0,
+				  "%s was closed by its reader; stopped the guest",
+				  i ? "the JSON on stdout" : "stdout");
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = r->vm;
@@ -452,7 +481,7 @@ static void run_guest(struct run *r)
 		/* The guest runs: the record's files cost nothing on the way to it. */
 		main_thread_ready(r);
 	}
-	vm_run_to_end(vm, deadline, timeout);
+	vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

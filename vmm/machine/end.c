@@ -18,6 +18,8 @@ const struct exit_status_row exit_statuses[] = {
 	{ EXIT_TIMEOUT, "--timeout expired" },
 	{ EXIT_INTERRUPTED,
 	  "interrupted (SIGINT/SIGTERM); a second SIGINT exits at once" },
+	{ EXIT_OUTPUT_CLOSED,
+	  "stdout was closed by its reader (| head): the run stopped, as SIGPIPE would stop it (128 + 13); the results are still written" },
 };
 const unsigned exit_status_count = ARRAY_SIZE(exit_statuses);
 
@@ -43,6 +45,8 @@ const struct run_end_row run_ends[] = {
 	  "the image is not a minivmm guest for this ABI" },
 	{ END_TIMEOUT, "timeout", EXIT_TIMEOUT, "--timeout expired" },
 	{ END_INTERRUPTED, "interrupted", EXIT_INTERRUPTED, "SIGINT or SIGTERM" },
+	{ END_OUTPUT_CLOSED, "output-closed", EXIT_OUTPUT_CLOSED,
+	  "stdout's reader is gone (a pipe or socket closed at its end)" },
 	{ END_HOST_ERROR, "host-error", EXIT_HOST,
 	  "an ioctl or allocation failed on the host" },
 	{ END_USAGE, "usage", EXIT_USAGE,

@@ -57,6 +57,7 @@ enum {
 	EXIT_GUEST_CRASH = 4,
 	EXIT_TIMEOUT = 5,
 	EXIT_INTERRUPTED = 130,
+	EXIT_OUTPUT_CLOSED = 141, /* as a process killed by SIGPIPE (128 + 13) */
 };
 
 struct exit_status_row {
@@ -80,8 +81,9 @@ enum run_end {
 	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
 	END_TIMEOUT,
 	END_INTERRUPTED,
-	END_HOST_ERROR, /* an ioctl or allocation failed on the host */
-	END_USAGE,	/* the options or the image do not fit together */
+	END_OUTPUT_CLOSED, /* stdout's reader is gone (| head) */
+	END_HOST_ERROR,	   /* an ioctl or allocation failed on the host */
+	END_USAGE,	   /* the options or the image do not fit together */
 	END_COUNT
 };
 
@@ -235,8 +237,12 @@ void vm_signals_block(struct vm *vm, sigset_t *old);
 /* loop.c: the vCPU threads. */
 /* Start one thread per vCPU (each runs hooks.vcpu_enter, KVM_RUN, hooks.vcpu_leave). */
 void vm_start_vcpus(struct vm *vm);
-/* Wait for the guest's end (or deadline), then stop and join every vCPU thread. */
-void vm_run_to_end(struct vm *vm, double deadline, double timeout_s);
+/*
+ * Wait for the guest's end (or deadline), calling tick(cookie) every tick_s
+ * if set, then stop and join every vCPU thread.
+ */
+void vm_run_to_end(struct vm *vm, double deadline, double timeout_s, void (*tick)(void *),
+		   void *cookie, double tick_s);
 
 /* exits.c: the exit names (the dispatch itself is internal). */
 const char *exit_reason_name(uint32_t reason);

@@ -204,8 +204,9 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 			     0);	      /* vm_wait_main: the end, eager, signals */
 	r = r ?: ALLOW(ctx, rt_sigaction, 0); /* the second-SIGINT handler */
 	r = r ?: ALLOW(ctx, mincore, 0);      /* eager: what is resident afterwards */
-	r = r ?: ALLOW(ctx, close, 0);	      /* teardown */
-	r = r ?: ALLOW(ctx, lseek, 0);	      /* stdio; rewinddir for --compare's count */
+	r = r ?: ALLOW(ctx, poll, 0); /* has stdout's reader gone? (its fds: in memory) */
+	r = r ?: ALLOW(ctx, close, 0); /* teardown */
+	r = r ?: ALLOW(ctx, lseek, 0); /* stdio; rewinddir for --compare's count */
 	r = r
 		    ?: ALLOW(ctx, getdents64,
 			     0); /* --compare: /proc/self/{fd,task}, opened earlier */
