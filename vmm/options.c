@@ -731,6 +731,87 @@ const char *options_default_guest(void)
 	return NULL;
 }
 
+/* The option word w names (a long name, "--name=v", a short one), or NULL. */
+static const struct opt *option_named(const char *w)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		size_t n = strlen(opts[i].name);
+
+		if (w[0] == '-' && w[1] == '-' && !strncmp(w + 2, opts[i].name, n) &&
+		    (!w[2 + n] || w[2 + n] == '='))
+			return &opts[i];
+		if (w[0] == '-' && w[1] && w[1] != '-' && w[1] == opts[i].short_name)
+			return &opts[i];
+	}
+	return NULL;
+}
+
+/* w for a shell: as it is, or in single quotes. */
+static void shell_word(FILE *f, const char *w)
+{
+	if (*w &&
+	    strspn(w,
+		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+@%-") ==
+		    strlen(w)) {
+		fputs(w, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *w; w++) {
+		if (*w == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*w, f);
+	}
+	fputc('\'', f);
+}
+
+/*
+ * Words after the image (argv[img]) before any "--": minivmm's own options
+ * move before the image (with their argument), the rest become guest
+ * arguments after "--". The corrected command line, on stderr.
+ */
+static void print_corrected(int argc, char **argv, int img)
+{
+	int end = img + 1, moved[argc], guest;
+
+	while (end < argc && strcmp(argv[end], "--"))
+		end++;
+	memset(moved, 0, sizeof(moved));
+	for (int i = img + 1; i < end; i++) {
+		const struct opt *o = option_named(argv[i]);
+
+		if (!o)
+			continue;
+		moved[i] = 1;
+		/* "-o FILE", "--mem 64M": the argument is the next word. */
+		if (o->has_arg == required_argument && !strchr(argv[i], '=') &&
+		    (argv[i][1] == '-' || !argv[i][2]) && i + 1 < end)
+			moved[++i] = 1;
+	}
+	fputs("  ", stderr);
+	for (int i = 0; i < img; i++) {
+		shell_word(stderr, argv[i]);
+		fputc(' ', stderr);
+	}
+	for (int i = img + 1; i < end; i++)
+		if (moved[i]) {
+			shell_word(stderr, argv[i]);
+			fputc(' ', stderr);
+		}
+	shell_word(stderr, argv[img]);
+	guest = 0;
+	for (int i = img + 1; i < argc; i++) {
+		if (i == end || (i < end && moved[i]))
+			continue;
+		if (!guest++)
+			fputs(" --", stderr);
+		fputc(' ', stderr);
+		shell_word(stderr, argv[i]);
+	}
+	fputc('\n', stderr);
+}
+
 int options_parse(int argc, char **argv, struct config *cfg)
 {
 	struct option longopts[ARRAY_SIZE(opts) + 1];
@@ -859,10 +940,14 @@ int options_parse(int argc, char **argv, struct config *cfg)
 				return bad(
 					"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
 					cfg->vm.guest_path, cfg->vm.guest_path);
-		if (strcmp(argv[optind], "--"))
-			return bad(
-				"unexpected argument '%s' (guest arguments go after --)",
-				argv[optind]);
+		if (strcmp(argv[optind], "--")) {
+			fprintf(stderr,
+				"minivmm: '%s' after the image %s: options go before the image, guest arguments after --; did you mean\n",
+				argv[optind], cfg->vm.guest_path);
+			print_corrected(argc, argv, optind - 1);
+			fprintf(stderr, "Try 'minivmm --help'.\n");
+			return -EINVAL;
+		}
 		optind++;
 	}
 	cfg->vm.guest_argc = argc - optind;
