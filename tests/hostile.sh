@@ -116,6 +116,22 @@ hostile_flood flood-debugcon 3 16 $R/flood-debugcon.raw
 hostile_flood flood-zero 3 16 $R/flood-zero.raw
 hostile_flood flood-zero-all 2 512 $R/flood-zero-all.raw
 hostile_flood flood-unclaimed 3 16 $R/flood-unclaimed.raw
+# Every store filled to its limit, then exit 0: the largest results file a
+# guest can make minivmm write (~42 MiB), in bounded time and memory.
+./tests/measure --stdout "$H/records-all-max.out" --stderr "$H/records-all-max.err" --hard 60 \
+	--rss-guard 1024 -- $MINIVMM --raw --mem 16M -o "$H/records-all-max.json" \
+	$R/records-all-max.raw >"$H/records-all-max.measure"
+hostile_results records-all-max "$H/records-all-max.json" 0 guest-exit
+jq_true records-all-max-kept "$H/records-all-max.json" \
+	'(.sweep | length) == 130944 and (.progress | length) == 131072 and (.touch_order | length) == 4096'
+rss=$(hostile_get "$H/records-all-max.measure" maxrss_kib)
+if [ "${SAN:-0}" = 1 ]; then
+	skip records-all-max-rss "sanitizer build"
+elif [ "$rss" -gt $(((HOSTILE_RSS_MIB + 16) << 10)) ]; then
+	fail records-all-max-rss "peak RSS $((rss >> 10)) MiB, bound $((HOSTILE_RSS_MIB + 16)) MiB"
+else
+	pass records-all-max-rss
+fi
 
 # A record the results file could not write as the schema says (an unknown
 # workload): refused when it arrives, an ABI violation, and not stored.
