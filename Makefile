@@ -4,6 +4,7 @@
 #   make run        the default experiment (installs missing Debian packages)
 #   make lint       check formatting with clang-format
 #   make install    PREFIX=/usr/local DESTDIR=
+#   STATIC=0        link ./minivmm as Debian links programs (default: statically)
 .DEFAULT_GOAL := all
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
@@ -39,6 +40,13 @@ INC_guest         := $(INC_firmware) -Iguest
 room = $(if $(and $(filter vmm,$(word 1,$(subst /, ,$(1)))),$(word 3,$(subst /, ,$(1)))),vmm_$(word 2,$(subst /, ,$(1))),$(word 1,$(subst /, ,$(1))))
 INC_scripts       := $(INC_mm)
 HOST_LDLIBS  := -lfdt -lseccomp -lpthread -lm
+# ./minivmm is linked statically: no dynamic loader (four libraries, their
+# relocations, ~45 system calls and ~50 page faults) runs between exec and the
+# guest's first instruction (bench/startup). Debian ships libfdt.a, libseccomp.a
+# and libc.a, and minivmm uses nothing of glibc that needs shared objects at run
+# time (NSS, iconv, dlopen). The sanitizers' runtime is shared: SAN=1 links dynamically.
+STATIC       ?= $(if $(filter 1,$(SAN)),0,1)
+VMM_LDFLAGS  := $(if $(filter 1,$(STATIC)),-static)
 ifeq ($(SAN),1)
 HOST_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
                 -DMINIVMM_SANITIZE
@@ -59,7 +67,7 @@ LIBFDT_A     := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libfdt.a /usr/l
 # Objects depend on the flags they were built with: switching SAN=1 on or off
 # rebuilds instead of linking sanitized and plain objects together.
 FLAGS_STAMP  := build/host/flags
-FLAGS_NOW    := $(HOST_CFLAGS) $(HOST_LDFLAGS)
+FLAGS_NOW    := $(HOST_CFLAGS) $(HOST_LDFLAGS) $(VMM_LDFLAGS)
 ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
 $(shell mkdir -p build/host)
 $(file >$(FLAGS_STAMP),$(FLAGS_NOW))
@@ -78,6 +86,12 @@ build/host/vmm/report/results_file.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVI
 
 VMM_SRC      := $(wildcard vmm/*.c vmm/*/*.c mm/*.c devices/*.c)
 VMM_OBJ      := $(VMM_SRC:%.c=build/host/%.o)
+# The sandbox's seccomp programs, built at compile time: sandbox-gen runs the rules
+# (vmm/machine/sandbox.c) through libseccomp with placeholders where run-time
+# values go; sandbox_load.c patches them in (docs/guide.md, "Sandbox").
+SANDBOX_GEN  := build/host/sandbox-gen
+SANDBOX_BPF  := build/host/gen/sandbox_bpf
+VMM_OBJ      += $(SANDBOX_BPF).o
 VMM_LIB_OBJ  := $(filter-out build/host/vmm/main.o,$(VMM_OBJ))
 FW_SRC       := $(wildcard firmware/*.c firmware/*.S guest/*.c)
 FW_OBJ       := $(patsubst %,build/guest/%.o,$(basename $(FW_SRC)))
@@ -88,7 +102,9 @@ all: check-deps minivmm guest/guest.bin scripts/reservoir
 check-deps:
 	@missing=""; \
 	[ -f /usr/include/libfdt.h ] && [ -n "$(LIBFDT_A)" ] || missing="$$missing libfdt-dev"; \
-	[ -f /usr/include/seccomp.h ] || missing="$$missing libseccomp-dev"; \
+	[ -f /usr/include/seccomp.h ] && { [ "$(STATIC)" != 1 ] || \
+		[ -f /usr/lib/x86_64-linux-gnu/libseccomp.a ]; } || missing="$$missing libseccomp-dev"; \
+	[ "$(STATIC)" != 1 ] || [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || missing="$$missing libc6-dev"; \
 	[ -f /usr/include/linux/kvm.h ] || missing="$$missing linux-libc-dev"; \
 	if [ -n "$$missing" ]; then \
 		echo "minivmm: missing Debian packages:$$missing" >&2; \
@@ -110,7 +126,20 @@ endif
 
 minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 	$(say) LD $@
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
+	$(Q)$(CC) $(HOST_LDFLAGS) $(VMM_LDFLAGS) -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
+
+$(SANDBOX_GEN): build/host/vmm/machine/gen/sandbox_gen.o build/host/vmm/machine/sandbox.o $(FLAGS_STAMP)
+	$(say) LD $@
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(filter %.o,$^) -lseccomp
+
+$(SANDBOX_BPF).c: $(SANDBOX_GEN)
+	@mkdir -p $(dir $@)
+	$(say) GEN $@
+	$(Q)$(SANDBOX_GEN) $@.tmp $(SANDBOX_BPF).pfc && mv $@.tmp $@
+
+$(SANDBOX_BPF).o: $(SANDBOX_BPF).c
+	$(say) CC $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(INC_vmm_machine) -c -o $@ $<
 
 # The reservoir tool: mm's lease and scrub code, no KVM (scripts/reservoir.c).
 MM_OBJ       := $(filter build/host/mm/%,$(VMM_OBJ))
@@ -149,6 +178,12 @@ build/bench/%: bench/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) CC $<
 	$(Q)$(CC) $(HOST_CFLAGS) $(INC_mm) -o $@ $< -lpthread
+
+# The floor linked statically too (bench/startup): no dynamic loader before main.
+build/bench/kvm-floor-static: bench/kvm-floor.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(say) CC $<
+	$(Q)$(CC) $(HOST_CFLAGS) -static -o $@ $<
 
 # A hand-written guest (tests/guests/: common.inc, linked by guest.lds):
 # $(call guest_bin,OBJDIR) in a pattern rule assembles $< into $@ by way of

@@ -53,6 +53,86 @@ static void parse_args(const void *fdt, int chosen)
 	fw_boot.argv[fw_boot.argc] = NULL;
 }
 
+/*
+ * /numa, if there: each node's range and vCPU run, checked against the
+ * rules of minivmm_abi.h (contiguous ranges from 0 to mem_bytes, vCPU runs
+ * in order covering every vCPU, each cpu's numa-node-id its run's node). It
+ * is the node after /chosen: looking it up by path would walk the whole
+ * tree, some 8000 emulated instructions on PVM, when it is not there.
+ */
+static void parse_numa(const void *fdt, int chosen)
+{
+	int numa = fdt_next_subnode(fdt, chosen), node, cpus, len;
+	uint64_t next_gpa = 0;
+	uint32_t next_vcpu = 0, k = 0;
+	const char *policy;
+
+	fw_boot.numa_nodes = 0;
+	fw_boot.numa_policy[0] = '\0';
+	if (numa == -FDT_ERR_NOTFOUND)
+		return;
+	if (numa < 0)
+		bad("/" MVM_FDT_NUMA, numa);
+	if (strcmp(fdt_get_name(fdt, numa, NULL), MVM_FDT_NUMA))
+		bad("the node after /" MVM_FDT_CHOSEN " is not /" MVM_FDT_NUMA,
+		    -FDT_ERR_BADSTRUCTURE);
+	policy = fdt_getprop(fdt, numa, MVM_FDT_NUMA_POLICY, &len);
+	if (!policy || len < 2 || len > (int)sizeof(fw_boot.numa_policy) ||
+	    policy[len - 1] != '\0')
+		bad("/" MVM_FDT_NUMA " " MVM_FDT_NUMA_POLICY, -FDT_ERR_BADVALUE);
+	memcpy(fw_boot.numa_policy, policy, (size_t)len);
+	fdt_for_each_subnode(node, fdt, numa)
+	{
+		struct fw_numa_node *n = &fw_boot.numa[k];
+		const fdt64_t *reg = fdt_getprop(fdt, node, "reg", &len);
+		const fdt32_t *v;
+
+		if (k == MVM_NUMA_MAX_NODES)
+			bad("/" MVM_FDT_NUMA " has more than MVM_NUMA_MAX_NODES nodes",
+			    -FDT_ERR_BADVALUE);
+		if (!reg || len != 2 * sizeof(*reg))
+			bad("/" MVM_FDT_NUMA " node reg is not <gpa size>",
+			    -FDT_ERR_BADVALUE);
+		v = fdt_getprop(fdt, node, MVM_FDT_NUMA_VCPUS, &len);
+		if (!v || len != 2 * sizeof(*v))
+			bad("/" MVM_FDT_NUMA " node " MVM_FDT_NUMA_VCPUS
+			    " is not <first count>",
+			    -FDT_ERR_BADVALUE);
+		n->gpa = fdt64_ld(&reg[0]);
+		n->bytes = fdt64_ld(&reg[1]);
+		n->vcpu0 = fdt32_ld(&v[0]);
+		n->nvcpus = fdt32_ld(&v[1]);
+		n->host_node = prop_u32(fdt, node, MVM_FDT_NUMA_HOST);
+		if (n->gpa != next_gpa || !n->bytes ||
+		    n->bytes > fw_boot.mem_bytes - n->gpa)
+			bad("/" MVM_FDT_NUMA " ranges do not follow one another over RAM",
+			    -FDT_ERR_BADVALUE);
+		if (n->vcpu0 != next_vcpu || !n->nvcpus ||
+		    n->nvcpus > fw_boot.vcpus - n->vcpu0)
+			bad("/" MVM_FDT_NUMA " vCPU runs do not follow one another",
+			    -FDT_ERR_BADVALUE);
+		next_gpa = n->gpa + n->bytes;
+		next_vcpu = n->vcpu0 + n->nvcpus;
+		k++;
+	}
+	if (!k || next_gpa != fw_boot.mem_bytes || next_vcpu != fw_boot.vcpus)
+		bad("/" MVM_FDT_NUMA " does not cover all of RAM and every vCPU",
+		    -FDT_ERR_BADVALUE);
+	fw_boot.numa_nodes = k;
+	cpus = fdt_path_offset(fdt, "/" MVM_FDT_CPUS);
+	fdt_for_each_subnode(node, fdt, cpus)
+	{
+		uint32_t i = prop_u32(fdt, node, "reg"),
+			 id = prop_u32(fdt, node, MVM_FDT_NUMA_NODE_ID);
+
+		if (id >= k || i < fw_boot.numa[id].vcpu0 ||
+		    i - fw_boot.numa[id].vcpu0 >= fw_boot.numa[id].nvcpus)
+			bad("a cpu's " MVM_FDT_NUMA_NODE_ID
+			    " is not the node of its vCPU run",
+			    -FDT_ERR_BADVALUE);
+	}
+}
+
 void bootinfo_parse(const void *fdt)
 {
 	int err = fdt_check_header(fdt), node, len, n = 0;
@@ -89,4 +169,5 @@ void bootinfo_parse(const void *fdt)
 	fw_boot.eager_touch = prop_is(fdt, node, MVM_FDT_EAGER, MVM_FDT_EAGER_TOUCH);
 	fw_boot.tdp = prop_is(fdt, node, MVM_FDT_PAGING, MVM_FDT_PAGING_TDP);
 	parse_args(fdt, node);
+	parse_numa(fdt, node);
 }

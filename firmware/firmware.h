@@ -40,6 +40,14 @@ enum fw_sys {
 #define FW_ENOMEM 12
 #define FW_EINVAL 22
 
+/* --numa: one guest node, as the boot info's /numa/node@K says (minivmm_abi.h). */
+struct fw_numa_node {
+	uint64_t gpa, bytes;	/* its range of guest RAM */
+	uint32_t vcpu0, nvcpus; /* its vCPUs: [vcpu0, vcpu0 + nvcpus) */
+	uint32_t host_node;	/* the host node that holds it */
+	uint32_t pad;
+};
+
 /* Boot facts for workloads; pointers stay valid for the whole run. */
 struct fw_info {
 	uint64_t mem_bytes;
@@ -49,7 +57,10 @@ struct fw_info {
 	uint32_t tsc_khz;
 	int argc;
 	const char *const *argv;
-	int eager_touch; /* --eager=touch: touch every page before the workload */
+	int eager_touch;     /* --eager=touch: touch every page before the workload */
+	uint32_t numa_nodes; /* --numa: guest nodes (0: none given) */
+	const struct fw_numa_node *numa;
+	const char *numa_policy; /* "bind", "preferred", "first-touch"; "" without */
 };
 
 /* Guest-side counters, kept by the firmware. */

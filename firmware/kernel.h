@@ -114,6 +114,9 @@ struct boot {
 	uint32_t tsc_khz;
 	int eager_touch;
 	int tdp; /* the VMM says the second level is EPT/NPT, not shadow paging */
+	uint32_t numa_nodes; /* /numa: its nodes, checked (0: no /numa) */
+	struct fw_numa_node numa[MVM_NUMA_MAX_NODES];
+	char numa_policy[16];
 	int argc;
 	const char *argv[FW_MAX_ARGS + 1];
 	char argbuf[FW_ARGBUF_BYTES];

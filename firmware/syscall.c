@@ -42,6 +42,9 @@ static long sys_info(struct fw_info *out)
 	out->argc = fw_boot.argc;
 	out->argv = fw_boot.argv;
 	out->eager_touch = fw_boot.eager_touch;
+	out->numa_nodes = fw_boot.numa_nodes;
+	out->numa = fw_boot.numa;
+	out->numa_policy = fw_boot.numa_policy;
 	return 0;
 }
 

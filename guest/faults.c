@@ -11,7 +11,7 @@ int demand_main(int argc, const char *const *argv, const struct fw_info *info)
 	volatile char *p;
 
 	if (argc != 2 || parse_u64(argv[1], &pages) || pages == 0)
-		FAIL("usage: demand PAGES");
+		usage_exit("demand PAGES (at least 1)");
 	p = mmap_anon(pages * PAGE, 0);
 	if (!p)
 		FAIL("mmap of %lu pages failed", pages);

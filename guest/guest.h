@@ -33,6 +33,8 @@ _Noreturn void fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define FAIL(...) fail(__FILE__, __LINE__, __VA_ARGS__)
 int parse_u64(const char *s, uint64_t *out);
+/* The workload's arguments are wrong: say how it is used, exit MVM_EXIT_USAGE (minivmm exits 2). */
+_Noreturn void usage_exit(const char *usage);
 void *mmap_anon(uint64_t len, uint64_t flags); /* NULL on failure */
 int munmap(void *addr, uint64_t len);
 void get_info(struct fw_info *info);

@@ -11,5 +11,13 @@ int hello_main(int argc, const char *const *argv, const struct fw_info *info)
 	for (int i = 0; i < argc; i++)
 		printf(" [%s]", argv[i]);
 	printf("\n");
+	/* --numa: what the boot info's /numa told the guest. */
+	for (uint32_t k = 0; k < info->numa_nodes; k++) {
+		const struct fw_numa_node *n = &info->numa[k];
+
+		printf("numa: node %u: [0x%lx, 0x%lx) %lu MiB, vCPUs %u-%u, host node %u, %s\n",
+		       k, n->gpa, n->gpa + n->bytes, n->bytes >> 20, n->vcpu0,
+		       n->vcpu0 + n->nvcpus - 1, n->host_node, info->numa_policy);
+	}
 	return 0;
 }

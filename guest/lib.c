@@ -1,21 +1,47 @@
 /* CPL3 runtime: buffered console output, exit, and system-call wrappers. */
 #include "guest.h"
 
-/* Output is buffered and flushed per line: each flush is one hypercall exit. */
+/*
+ * Output is buffered and flushed per line: each flush is one hypercall exit.
+ * The buffer is shared by every vCPU, so it is locked: a vCPU parking (its
+ * flush) while vCPU 0 printed used to send vCPU 0's half-built line a second
+ * time (seen in the tdp rig's numa cases: a line's first 29 bytes twice).
+ */
 static char outbuf[MVM_CONSOLE_MAX_BYTES];
 static size_t outlen;
+static volatile int outlock;
 
-void flush(void)
+static void out_lock(void)
+{
+	while (__atomic_exchange_n(&outlock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void out_unlock(void)
+{
+	__atomic_store_n(&outlock, 0, __ATOMIC_RELEASE);
+}
+
+static void flush_locked(void)
 {
 	if (outlen)
 		sys3(SYS_WRITE, (long)outbuf, (long)outlen, 0);
 	outlen = 0;
 }
 
+void flush(void)
+{
+	out_lock();
+	flush_locked();
+	out_unlock();
+}
+
 void write_out(const char *buf, uint64_t len)
 {
-	flush();
+	out_lock();
+	flush_locked();
 	sys3(SYS_WRITE, (long)buf, (long)len, 0);
+	out_unlock();
 }
 
 int printf(const char *fmt, ...)
@@ -29,12 +55,14 @@ int printf(const char *fmt, ...)
 	va_end(ap);
 	if (n >= (int)sizeof(line))
 		n = sizeof(line) - 1;
+	out_lock();
 	if (outlen + (size_t)n > sizeof(outbuf))
-		flush();
+		flush_locked();
 	memcpy(outbuf + outlen, line, (size_t)n);
 	outlen += (size_t)n;
 	if (n && line[n - 1] == '\n')
-		flush();
+		flush_locked();
+	out_unlock();
 	return n;
 }
 
@@ -95,6 +123,12 @@ int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+_Noreturn void usage_exit(const char *usage)
+{
+	printf("guest: usage: %s\n", usage);
+	exit(MVM_EXIT_USAGE);
+}
+
 void *mmap_anon(uint64_t len, uint64_t flags)
 {
 	long r = sys3(SYS_MMAP, (long)len, (long)flags, 0);
@@ -143,13 +177,29 @@ void send_records(uint32_t kind, const void *recs, uint32_t count)
 		FAIL("records hypercall refused (%u records)", count);
 }
 
+/* Does argument a name option `name`: "--name", or "--name=VALUE" (*value then points at VALUE)? */
+static int names_opt(const char *a, const char *name, const char **value)
+{
+	*value = NULL;
+	while (*name && *a == *name) {
+		a++;
+		name++;
+	}
+	if (*name)
+		return 0;
+	if (*a == '=')
+		*value = a + 1;
+	return *a == '\0' || *a == '=';
+}
+
 int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage)
 {
 	for (int i = 1; i < c->argc; i++) {
-		const char *a = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
+		const char *a = c->argv[i], *v = NULL;
 		const struct opt *o = opts;
 
-		while (o->name && strcmp(o->name, a))
+		/* "--max-mib 4" and "--max-mib=4", as the VMM's own options take them. */
+		while (o->name && !names_opt(a, o->name, &v))
 			o++;
 		if (!o->name) {
 			printf("guest: %s: unknown option '%s'\n", c->argv[0], a);
@@ -157,16 +207,23 @@ int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage)
 			return -1;
 		}
 		if (o->flag) {
+			if (v) {
+				printf("guest: %s: %s takes no value ('%s')\n",
+				       c->argv[0], o->name, a);
+				printf("usage: %s\n", usage);
+				return -1;
+			}
 			*o->flag = 1;
 			continue;
 		}
+		if (!v && i + 1 < c->argc)
+			v = c->argv[++i];
 		if (!v || parse_u64(v, o->num) || *o->num < o->min || *o->num > o->max) {
 			printf("guest: %s: %s needs a number from %lu to %lu, not '%s'\n",
-			       c->argv[0], a, o->min, o->max, v ? v : "(nothing)");
+			       c->argv[0], o->name, o->min, o->max, v ? v : "(nothing)");
 			printf("usage: %s\n", usage);
 			return -1;
 		}
-		i++;
 	}
 	return 0;
 }

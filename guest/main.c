@@ -21,8 +21,10 @@ static const struct workload workloads[] = {
 	  "      order fixed by --seed (default 1) or strided (--stride); 2 passes by\n"
 	  "      default, the first cold, then warm; pass 1's touch frontier as flat's",
 	  NULL, perm_main },
-	{ "hello", "hello", hello_main, NULL },
-	{ "help", "help", help_main, NULL },
+	{ "hello",
+	  "hello\n      what the guest learned at boot: RAM, vCPUs, TSC, its arguments",
+	  hello_main, NULL },
+	{ "help", "help\n      this list", help_main, NULL },
 	{ NULL, NULL, NULL, NULL },
 };
 
@@ -38,10 +40,13 @@ static void usage(void)
 {
 	const struct workload *tables[] = { workloads, test_workloads };
 
-	printf("workloads:\n");
-	for (unsigned t = 0; t < 2; t++)
+	printf("workloads (the first guest argument: minivmm ... -- NAME ARGS):\n");
+	for (unsigned t = 0; t < 2; t++) {
+		if (t)
+			printf("test workloads (minivmm's own test suite uses them):\n");
 		for (const struct workload *w = tables[t]; w->name; w++)
 			printf("  %s\n", w->usage);
+	}
 }
 
 static int help_main(int argc, const char *const *argv, const struct fw_info *info)
@@ -92,7 +97,7 @@ void guest_main(uint64_t cpu)
 	if (!w) {
 		printf("guest: unknown workload '%s'\n", c.argv[0]);
 		usage();
-		exit(2);
+		exit(MVM_EXIT_USAGE);
 	}
 	mark(MVM_MARK_WORKLOAD_START);
 	status = w->smp_main ? w->smp_main(&c) : w->main(c.argc, c.argv, &info);

@@ -250,7 +250,7 @@ int perm_main(const struct ctx *c)
 		run.bad = setup(c) != 0;
 	both(c->info->vcpus); /* the others learn the options from vCPU 0 */
 	if (run.bad)
-		return 2;
+		return MVM_EXIT_USAGE;
 	if (c->cpu >= run.n)
 		return 0;
 	base = run.region + c->cpu * run.pages * PAGE;

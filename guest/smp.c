@@ -19,9 +19,31 @@ static struct barrier touch_barrier;
 static struct mvm_rec_touch touch_recs[FW_MAX_VCPUS + 1];
 
 /*
+ * vCPU cpu's slice of RAM: with --numa the slice of its node's range that
+ * the boot info gives it (the node's i-th vCPU, the i-th mvm_slice), else
+ * the cpu-th mvm_slice of all of RAM. 2 MiB units.
+ */
+static void own_slice(const struct fw_info *info, uint32_t cpu, uint64_t *start,
+		      uint64_t *end)
+{
+	for (uint32_t k = 0; k < info->numa_nodes; k++) {
+		const struct fw_numa_node *n = &info->numa[k];
+
+		if (cpu >= n->vcpu0 && cpu - n->vcpu0 < n->nvcpus) {
+			mvm_slice(n->bytes, n->nvcpus, cpu - n->vcpu0, 2ULL << 20, start,
+				  end);
+			*start += n->gpa;
+			*end += n->gpa;
+			return;
+		}
+	}
+	mvm_slice(info->mem_bytes, info->vcpus, cpu, 2ULL << 20, start, end);
+}
+
+/*
  * --eager=touch: every vCPU writes one byte of every page of its slice of
- * guest RAM through the firmware's direct map, at CPL3 (native on PVM),
- * before the workload starts. Under shadow paging this is the only way to
+ * guest RAM (with --numa, on its own node) through the firmware's direct
+ * map, at CPL3 (native on PVM), before the workload starts. Under shadow paging this is the only way to
  * build the hypervisor's entries ahead of time. The write is an atomic
  * no-op (LOCK OR 0), so live data in the slice is left as it was. Page 0 is
  * never mapped (NULL stays a fault) and is skipped. vCPU 0 reports.
@@ -32,7 +54,7 @@ void eager_touch(const struct ctx *c)
 	struct mvm_rec_touch *r = &touch_recs[c->cpu];
 	uint64_t start, end, t0, t1, all0 = 0;
 
-	mvm_slice(c->info->mem_bytes, n, c->cpu, 2ULL << 20, &start, &end);
+	own_slice(c->info, c->cpu, &start, &end);
 	barrier_wait(&touch_barrier, n);
 	if (c->cpu == 0)
 		all0 = rdtsc();

@@ -284,7 +284,7 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 	if (c->info->vcpus > 1)
 		barrier_wait(&run.bar, c->info->vcpus);
 	if (run.bad)
-		return 2;
+		return MVM_EXIT_USAGE;
 	if (c->cpu >= run.n)
 		return 0; /* not --parallel: only vCPU 0 sweeps */
 	/* An empty batch: the VMM's counters for the first measurement start here. */

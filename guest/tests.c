@@ -8,7 +8,7 @@ static int exit_main(int argc, const char *const *argv, const struct fw_info *in
 
 	(void)info;
 	if (argc != 2 || parse_u64(argv[1], &n) || n > 255)
-		FAIL("usage: exit N (0-255)");
+		usage_exit("exit N (N from 0 to 255)");
 	return (int)n;
 }
 
@@ -19,7 +19,7 @@ static int touch_main(int argc, const char *const *argv, const struct fw_info *i
 
 	(void)info;
 	if (argc != 2 || parse_u64(argv[1], &addr))
-		FAIL("usage: touch ADDR");
+		usage_exit("touch ADDR");
 	printf("touching %p\n", (void *)addr);
 	*(volatile char *)addr = 1;
 	return 0;
@@ -83,7 +83,7 @@ static int flood_main(int argc, const char *const *argv, const struct fw_info *i
 
 	(void)info;
 	if (argc != 2 || parse_u64(argv[1], &mib))
-		FAIL("usage: flood MIB");
+		usage_exit("flood MIB");
 	static char chunk[MVM_CONSOLE_MAX_BYTES];
 
 	/* Whole 4 KiB buffers of 64-byte lines: one exit each, as fast as a guest can. */
@@ -115,24 +115,44 @@ static int exit_spin_main(const struct ctx *c)
 	}
 	while (__atomic_load_n(&spinning, __ATOMIC_ACQUIRE) + 1 < c->info->vcpus)
 		__asm__ volatile("pause" ::: "memory");
-	printf("%u vCPUs spinning; vCPU 0 exits\n", spinning);
+	printf("%u vCPU%s spinning; vCPU 0 exits\n", spinning, spinning == 1 ? "" : "s");
 	return 0;
 }
 
 const struct workload test_workloads[] = {
-	{ "flood", "flood MIB", flood_main, NULL },
-	{ "demand", "demand PAGES", demand_main, NULL },
-	{ "exit-while-spinning", "exit-while-spinning", NULL, exit_spin_main },
-	{ "exit", "exit N", exit_main, NULL },
-	{ "touch", "touch ADDR", touch_main, NULL },
-	{ "spin", "spin", spin_main, NULL },
-	{ "ud2", "ud2", ud2_main, NULL },
-	{ "munmap-touch", "munmap-touch", munmap_touch_main, NULL },
-	{ "munmap-remap", "munmap-remap", munmap_remap_main, NULL },
-	{ "demand-paths", "demand-paths", demand_paths_main, NULL },
-	{ "fault-mix", "fault-mix", fault_mix_main, NULL },
-	{ "smp-unmap", "smp-unmap   (--vcpus 2)", NULL, smp_unmap_main },
-	{ "smp-orphan", "smp-orphan   (--vcpus 2)", NULL, smp_orphan_main },
-	{ "assert", "assert", assert_main, NULL },
+	{ "flood", "flood MIB            print MIB MiB of console output", flood_main,
+	  NULL },
+	{ "demand",
+	  "demand PAGES         touch PAGES demand-mapped pages: one guest fault each",
+	  demand_main, NULL },
+	{ "exit-while-spinning",
+	  "exit-while-spinning  vCPU 0 exits while the others spin at CPL3", NULL,
+	  exit_spin_main },
+	{ "exit", "exit N               exit with status N", exit_main, NULL },
+	{ "touch", "touch ADDR           write to ADDR (an unmapped one: a crash)",
+	  touch_main, NULL },
+	{ "spin", "spin                 never exit (--timeout or Ctrl-C ends it)",
+	  spin_main, NULL },
+	{ "ud2", "ud2                  an invalid instruction at CPL3: a crash", ud2_main,
+	  NULL },
+	{ "munmap-touch", "munmap-touch         touch a page after munmap: a crash",
+	  munmap_touch_main, NULL },
+	{ "munmap-remap",
+	  "munmap-remap         remap part of a mapping, touch past it: a crash",
+	  munmap_remap_main, NULL },
+	{ "demand-paths",
+	  "demand-paths         every demand-fault path of the firmware, checked",
+	  demand_paths_main, NULL },
+	{ "fault-mix",
+	  "fault-mix            interleaved mappings, then the same pages again",
+	  fault_mix_main, NULL },
+	{ "smp-unmap",
+	  "smp-unmap            (--vcpus 2) touch a mapping the other vCPU unmapped",
+	  NULL, smp_unmap_main },
+	{ "smp-orphan",
+	  "smp-orphan           (--vcpus 2) free pages faulted into an unmapped mapping",
+	  NULL, smp_orphan_main },
+	{ "assert", "assert               a failed assert in the guest: an abort",
+	  assert_main, NULL },
 	{ NULL, NULL, NULL, NULL },
 };

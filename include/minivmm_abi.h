@@ -26,12 +26,29 @@
  * property names as the MVM_FDT_* constants below:
  *   /compatible = "minivmm"; /minivmm,abi-version = <MVM_ABI_VERSION>
  *   /memory@0 { device_type = "memory"; reg = <0 0 size-hi size-lo>; }
- *   /cpus { cpu@N { device_type = "cpu"; reg = <N>; } ... }
+ *   /cpus { cpu@N { device_type = "cpu"; reg = <N>;
+ *                   numa-node-id = <K>  (with /numa only: cpu N's node); } ... }
  *   /chosen { bootargs = "args joined by spaces";
  *             minivmm,args = "arg0", "arg1", ...  (exact, may be absent);
  *             minivmm,tsc-khz = <u32>;
  *             minivmm,eager = "touch"  (only with --eager=touch);
  *             minivmm,paging = "tdp" or "shadow"  (what KVM uses; optional); }
+ *   /numa (ABI 3, only with --numa; the root's next child after /chosen, so
+ *         that a firmware finds it, or that there is none, without walking
+ *         the tree) { #address-cells = <2>; #size-cells = <2>;
+ *             minivmm,policy = "bind", "preferred" or "first-touch";
+ *             node@K { reg = <gpa-hi gpa-lo size-hi size-lo>;
+ *                      minivmm,vcpus = <first count>;
+ *                      minivmm,host-node = <host node id>; } ... }
+ *     Guest RAM in one range per node: node@0 starts at 0, each starts where
+ *     the one before ends, the last ends at mem_bytes; at most
+ *     MVM_NUMA_MAX_NODES nodes. Node K's vCPUs are the run [first, first +
+ *     count), count >= 1, the runs in node order covering every vCPU (the
+ *     cpus' numa-node-id say the same). The host keeps a node's range on
+ *     its host node (the policy) and runs its vCPUs on that node's CPUs; a
+ *     node's i-th vCPU owns the i-th mvm_slice of its range in 2 MiB units:
+ *     what --eager=touch touches, and what --eager populates on that vCPU's
+ *     thread (in 1 GiB units with 1 GiB host pages).
  *
  * Hypercalls: the guest writes, with one 32-bit OUT to MVM_HC_PORT, the GPA
  * of an argument struct that starts with struct mvm_hc_hdr. The struct must
@@ -45,7 +62,7 @@
 #include <stdint.h>
 #endif
 
-#define MVM_ABI_VERSION 2
+#define MVM_ABI_VERSION 3
 
 #define MVM_IMAGE_MAGIC	     "MINIVMM"
 #define MVM_LOAD_GPA	     0x100000ULL
@@ -76,6 +93,12 @@
 #define MVM_FDT_PAGING	      "minivmm,paging" /* how the second level is built: */
 #define MVM_FDT_PAGING_TDP    "tdp"	       /* EPT/NPT */
 #define MVM_FDT_PAGING_SHADOW "shadow"	       /* shadow paging (PVM, ept=0, npt=0) */
+#define MVM_FDT_NUMA	      "numa" /* ABI 3: --numa's nodes (a child of the root) */
+#define MVM_FDT_NUMA_POLICY   "minivmm,policy"
+#define MVM_FDT_NUMA_VCPUS    "minivmm,vcpus"
+#define MVM_FDT_NUMA_HOST     "minivmm,host-node"
+#define MVM_FDT_NUMA_NODE_ID  "numa-node-id" /* on cpu@N: Linux's DT NUMA binding */
+#define MVM_NUMA_MAX_NODES    64
 
 /* Hypercall numbers (struct mvm_hc_hdr.nr); MVM_HC_LIST below names each one's struct. */
 #define MVM_HC_CONSOLE 1 /* struct mvm_hc_console */
@@ -124,9 +147,17 @@ struct mvm_hc_console {
 	uint64_t len;	  /* at most MVM_CONSOLE_MAX_BYTES */
 };
 
+/*
+ * A guest's exit status (the exit hypercall's, or the exit port's) of 2 says
+ * its arguments were wrong, as a Unix tool's 2 does: minivmm then exits 2
+ * too (reason guest-usage), so a script tells a mistyped workload option
+ * from a workload that failed (exit 1).
+ */
+#define MVM_EXIT_USAGE 2
+
 struct mvm_hc_exit {
 	struct mvm_hc_hdr hdr;
-	int32_t status; /* 0 success; anything else makes minivmm exit 1 */
+	int32_t status; /* 0 success; MVM_EXIT_USAGE: see there; anything else: minivmm exits 1 */
 	uint32_t pad;
 };
 

@@ -34,6 +34,29 @@ expect vcpus-above-kvm 2 'this KVM supports at most [0-9]+ \(KVM_CAP_MAX_VCPUS\)
 expect vcpus-above-guest 2 'this guest supports at most 256' '' -- \
 	$MINIVMM --mem 64M --vcpus 300 "$GUEST"
 expect unknown-option 2 "unknown option '--frobnicate'" '' -- $MINIVMM --frobnicate "$GUEST"
+grep -q 'did you mean' "$OUT/unknown-option.err" && fail unknown-option-no-guess "$(cat "$OUT/unknown-option.err")" ||
+	pass unknown-option-no-guess
+# Messages that say what to type (issue 26).
+expect option-nearest 2 "unknown option '--memory'; did you mean --mem\?" '' -- $MINIVMM --memory 64M "$GUEST"
+expect option-nearest-swap 2 "unknown option '--eagre'; did you mean --eager\?" '' -- $MINIVMM --eagre "$GUEST"
+expect option-no-abbreviation 2 "'--vcpu' is short for --vcpus: minivmm takes options by their full names only; write --vcpus" '' -- \
+	$MINIVMM --vcpu 2 --mem 64M "$GUEST" -- hello
+expect option-after-image 2 "'--mem' after the guest image: options go before the image .*; write: $MINIVMM --mem 64M $GUEST -- hello\$" '' -- \
+	$MINIVMM "$GUEST" --mem 64M -- hello
+expect workload-without-dashes 2 "guest image 'hello': no such file; if hello is a workload .*; write: $MINIVMM --mem 64M -- hello\$" '' -- \
+	$MINIVMM --mem 64M hello
+expect guest-args-without-dashes 2 "unexpected argument 'flat' after the guest image .*; write: $MINIVMM --mem 64M $GUEST -- flat --max-mib 4\$" '' -- \
+	$MINIVMM --mem 64M "$GUEST" flat --max-mib 4
+# The command lines suggested run.
+for n in option-after-image workload-without-dashes guest-args-without-dashes; do
+	line=$(sed -n 's/.*; write: //p' "$OUT/$n.err")
+	run "$n-runs" sh -c "$line >/dev/null"
+	[ "$(cat "$OUT/$n-runs.rc")" = 0 ] && pass "$n-suggestion-runs" ||
+		fail "$n-suggestion-runs" "'$line': status $(cat "$OUT/$n-runs.rc")"
+done
+expect mem-without-unit 2 '--mem 64: read as 64 bytes \(no K/M/G/T suffix\), below the minimum of 8M; for 64 MiB write --mem 64M' '' -- \
+	$MINIVMM --mem 64 "$GUEST"
+expect raw-without-raw 2 'no "MINIVMM" header .*runs with --raw' '' -- $MINIVMM --mem 64M tests/bin/hello.raw
 # Without an image: the guest.bin beside minivmm (here guest/guest.bin); a lone binary says what it looked for.
 expect no-image-default-guest 0 '' '^hello from the minivmm guest' -- $MINIVMM --mem 64M -- hello
 mkdir -p "$B/lone" && cp "$MINIVMM" "$B/lone/minivmm"
@@ -41,13 +64,26 @@ expect no-image-none-beside 2 'no guest image given, and none found beside miniv
 expect guest-args-too-long 2 'guest arguments' '' -- \
 	$MINIVMM --mem 64M "$GUEST" -- $(seq 1 100)
 expect help 0 '' '^Exit status' -- $MINIVMM --help
-expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 2\)$' -- $MINIVMM --version
+expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 3\)$' -- $MINIVMM --version
 # No /dev/kvm: hide it in a private mount namespace (needs root and unshare).
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	expect no-dev-kvm 3 'KVM: open /dev/kvm: No such file or directory' '' -- \
 		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM --mem 64M $GUEST"
 else
 	skip no-dev-kvm "needs root and unshare"
+fi
+# /dev/kvm that this user may not open: the message says root or the device's group.
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v unshare >/dev/null; then
+	skip kvm-permission "needs root, setpriv and unshare"
+elif $NOBODY test -w /dev/kvm; then
+	skip kvm-permission "everybody may open /dev/kvm here"
+else
+	expect kvm-permission 3 'KVM: open /dev/kvm: Permission denied: run minivmm as root' '' -- \
+		$NOBODY $MINIVMM --mem 64M $GUEST -- hello
+	# A device node of a group's own (Debian: kvm, 0660), in a private /dev.
+	expect kvm-permission-group 3 "Permission denied: run minivmm as root, or as a member of its group 'disk' \(usermod -aG disk USER" '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && mknod -m 0660 /dev/kvm c 10 232 && chgrp disk /dev/kvm && exec $NOBODY $MINIVMM --mem 64M $GUEST -- hello"
 fi
 # Each failure prints exactly one line on stderr (the message).
 one_line=1
@@ -61,13 +97,13 @@ expect eager-needs-equals 2 "'populate' after --eager is taken as the guest imag
 	$MINIVMM --eager populate "$GUEST"
 expect eager-threads-with-touch 2 '--eager=touch runs in the guest, one vCPU per slice' '' -- \
 	$MINIVMM --eager=touch --eager-threads 2 "$GUEST"
-expect max-mib-zero 1 "--max-mib needs a number from 1 to" '' -- $MINIVMM -q --mem 64M "$GUEST" -- flat --max-mib 0
-expect flat-too-big-for-mem 1 'flat --max-mib 64 needs 127 MiB of free guest memory .* run minivmm with --mem [0-9]+M or more' '' -- \
+expect max-mib-zero 2 "--max-mib needs a number from 1 to" '' -- $MINIVMM -q --mem 64M "$GUEST" -- flat --max-mib 0
+expect flat-too-big-for-mem 2 'flat --max-mib 64 needs 127 MiB of free guest memory .* run minivmm with --mem [0-9]+M or more' '' -- \
 	$MINIVMM -q --mem 16M "$GUEST" -- flat --max-mib 64
 # The suggested --mem is enough.
 sug=$(grep -o -- '--mem [0-9]*M' "$OUT/flat-too-big-for-mem.err" | head -1)
 expect flat-suggested-mem-fits 0 '' '' -- $MINIVMM -q $sug "$GUEST" -- flat --max-mib 64 --iterations 1
-expect quiet-shows-guest-error 1 "guest's last console output:.*|unknown option '--bogus'" '' -- \
+expect quiet-shows-guest-error 2 "guest's last console output:.*|unknown option '--bogus'" '' -- \
 	$MINIVMM -q --mem 64M "$GUEST" -- sweep --bogus
 grep -q "unknown option '--bogus'" "$OUT/quiet-shows-guest-error.err" && pass quiet-error-text ||
 	fail quiet-error-text "$(cat "$OUT/quiet-shows-guest-error.err")"

@@ -82,12 +82,23 @@ if grep -q 'no KVM_PRE_FAULT_MEMORY' "$OUT/hello.out" 2>/dev/null ||
 	$MINIVMM --mem 16M $GUEST -- exit 0 2>/dev/null | grep -q 'no KVM_PRE_FAULT_MEMORY'; then
 	expect eager-prefault-missing 3 'KVM_CAP_PRE_FAULT_MEMORY \(236' '' -- \
 		$MINIVMM --mem 64M --eager=prefault $GUEST -- exit 0
+	# --compare checks every mode before its first run: the lazy runs never start.
+	expect compare-prefault-refused-first 3 '^minivmm: --compare: mode eager \(--eager=prefault\) cannot run here, so no run was started: --eager=prefault: this KVM lacks KVM_CAP_PRE_FAULT_MEMORY' '' -- \
+		$MINIVMM --compare --repeat 3 --eager=prefault --mem 64M -o "$OUT/compare-prefault.json" $GUEST -- flat --max-mib 4
+	grep -q '== run' "$OUT/compare-prefault-refused-first.out" &&
+		fail compare-prefault-no-run "a run started: $(head -c 300 "$OUT/compare-prefault-refused-first.out")" ||
+		pass compare-prefault-no-run
+	jq_true compare-prefault-json "$OUT/compare-prefault.json" \
+		'.experiment.runs_done == 1 and (.runs | length == 1) and .runs[0].exit.reason == "host-error"
+		 and ([.runs[0].timeline[].phase] == ["vm_exit"]) and (.runs[0].sweep | length == 0)'
 else
 	expect eager-prefault 0 '' 'KVM_PRE_FAULT_MEMORY' -- $MINIVMM --mem 64M --eager=prefault $GUEST -- exit 0
 fi
 # More than the host can back: refused before anything is touched.
 expect eager-too-big 3 'cannot back .* MiB of guest RAM up front.*MemAvailable' '' -- \
 	$MINIVMM --mem 1T --eager $GUEST -- exit 0
+expect compare-too-big-refused-first 3 '^minivmm: --compare: mode eager \(--eager=auto\) cannot run here, so no run was started: cannot back .* MiB of guest RAM up front' '' -- \
+	$MINIVMM --compare --mem 1T $GUEST -- exit 0
 expect eager-bad-strategy 2 '--eager=sideways: strategies are' '' -- $MINIVMM --eager=sideways $GUEST
 
 # SMP: --parallel sweeps on every vCPU, with per-vCPU and aggregate records.

@@ -57,7 +57,7 @@ expect frontier-flat-2vcpus 0 '' '' -- \
 	$MINIVMM -q --mem 128M --vcpus 2 -o "$OUT/frontier-flat-2vcpus.json" $GUEST -- flat --max-mib 8 --iterations 1 --parallel
 jq_true frontier-flat-2vcpus-points "$OUT/frontier-flat-2vcpus.json" \
 	"($progress_ok) and ([.touch_order[].vcpu] == [0, 1]) and .touch_order[0].end_gpa == .touch_order[1].gpa and ([.progress[] | select(.vcpu == 1)] | length) == 16"
-expect frontier-too-many-points 1 'status 2' 'more than 65536 points per vCPU' -- \
+expect frontier-too-many-points 2 'status 2' 'more than 65536 points per vCPU' -- \
 	$MINIVMM --mem 64M $GUEST -- flat --max-mib 65536 --progress-mib 1
 
 # --- perm: all of free RAM, every page once per pass, a seeded order ----------
@@ -104,12 +104,12 @@ jq_true perm-2vcpus-slices "$OUT/perm-2vcpus.json" \
 	"($pfns_ok) and ($progress_ok) and ([.touch_order[].vcpu] == [0, 1]) and .touch_order[0].end_gpa == .touch_order[1].gpa and ([.sweep[] | select(.vcpu == \"all\") | .pages == 4096] | all) and ([.sweep[] | select(.vcpu == \"all\")] | length) == 2 and ([.progress[] | select(.vcpu == 1)] | length) == 9"
 
 # Bad input: one clear message, status 2 from the guest (minivmm exits 1).
-expect perm-too-big 1 'status 2' 'perm --mib 100 needs 100 MiB of free guest memory.*--mem [0-9]+M or more' -- \
+expect perm-too-big 2 'status 2' 'perm --mib 100 needs 100 MiB of free guest memory.*--mem [0-9]+M or more' -- \
 	$MINIVMM --mem 64M $GUEST -- perm --mib 100
-expect perm-bad-stride 1 'status 2' "--stride needs a number from 1 to" -- $MINIVMM --mem 64M $GUEST -- perm --stride 0
-expect perm-seed-overflow 1 'status 2' "--seed needs a number from 0 to 18446744073709551615, not '18446744073709551616'" -- \
+expect perm-bad-stride 2 'status 2' "--stride needs a number from 1 to" -- $MINIVMM --mem 64M $GUEST -- perm --stride 0
+expect perm-seed-overflow 2 'status 2' "--seed needs a number from 0 to 18446744073709551615, not '18446744073709551616'" -- \
 	$MINIVMM --mem 64M $GUEST -- perm --seed 18446744073709551616
-expect perm-too-many-points 1 'status 2' 'more than 65536 points per vCPU' -- \
+expect perm-too-many-points 2 'status 2' 'more than 65536 points per vCPU' -- \
 	$MINIVMM --mem 64M $GUEST -- perm --mib 65536 --progress-mib 1
 expect help-lists-perm 0 '' '^  perm \[--mib N\] \[--iterations N\] \[--seed S\] \[--stride PAGES\]' -- \
 	$MINIVMM --mem 16M $GUEST -- help

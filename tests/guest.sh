@@ -16,7 +16,17 @@ expect default-workload 0 "" "" -- $MINIVMM -q --mem 16M $GUEST
 
 expect exit-status 1 'guest exited with status 7' '' -- $G exit 7
 expect exit-zero 0 '' '' -- $G exit 0
-expect unknown-workload 1 'status 2' "unknown workload 'nosuch'" -- $G nosuch
+expect unknown-workload 2 'status 2.*a usage error' "unknown workload 'nosuch'" -- $G nosuch
+# A guest's usage error (its exit status 2, MVM_EXIT_USAGE) is minivmm's exit 2, reason guest-usage.
+expect guest-usage-json 2 '' '' -- $MINIVMM -q --mem 16M -o "$OUT/guest-usage.json" $GUEST -- flat --max-mib 0
+jq_true guest-usage-reason "$OUT/guest-usage.json" '.exit.reason == "guest-usage" and .exit.status == 2 and .exit.guest_status == 2'
+# -q still prints what '-- help' asks for: the workloads, a word on each.
+expect quiet-help 0 '' '^  exit N +exit with status N$' -- $MINIVMM -q --mem 16M $GUEST -- help
+grep -q 'what the guest learned at boot' "$OUT/quiet-help.out" && pass quiet-help-words ||
+	fail quiet-help-words "$(head -c 400 "$OUT/quiet-help.out")"
+# Workload options take --opt=value, as minivmm's own do.
+expect guest-opt-equals 0 '' '^flat: 1\.\.4 MiB, 1 iteration,' -- $G flat --max-mib=4 --iterations=1
+expect guest-flag-value 2 "--parallel takes no value" '' -- $MINIVMM -q --mem 16M $GUEST -- flat --parallel=1
 expect fault-unmapped 4 'page fault.*fault address 0x40000000000' '' -- $G touch 0x40000000000
 expect fault-null 4 'fault address 0x0\)' '' -- $G touch 0
 expect fault-ud2 4 '#UD invalid opcode' '' -- $G ud2
@@ -28,7 +38,7 @@ jq_true timeout-json "$OUT/timeout.json" '.exit.reason == "timeout" and .exit.st
 
 expect results-on-crash 4 '' '' -- $MINIVMM --mem 64M -o "$OUT/crash.json" $GUEST -- touch 0
 jq_true results-on-crash-json "$OUT/crash.json" \
-	'.exit.reason == "guest-abort" and .exit.status == 4 and .config.mem_bytes == 67108864 and .minivmm.abi == 2 and (.exit.message | test("fault address 0x0"))'
+	'.exit.reason == "guest-abort" and .exit.status == 4 and .config.mem_bytes == 67108864 and .minivmm.abi == 3 and (.exit.message | test("fault address 0x0"))'
 expect results-ok 0 '' '' -- $MINIVMM --mem 64M --vcpus 2 -o "$OUT/ok.json" $GUEST -- hello x
 jq_true results-ok-json "$OUT/ok.json" \
 	'.exit.reason == "guest-exit" and .exit.guest_status == 0 and .config.vcpus == 2 and .config.guest_args == ["hello","x"] and (.platform.tsc_khz > 0) and (.platform.paging | test("shadow|tdp"))'

@@ -11,7 +11,7 @@ jq_true ordered-phases-every-run "$OUT/ordered.json" \
 	     and ([range(1; $t | length) | $t[.].start_ms == $t[. - 1].end_ms] | all)] | all)'
 
 # Eager counts what it made resident itself: the image is placed after it.
-expect eager-populated 0 '' '^eager: populate .* made [0-9.]+ GiB resident' -- \
+expect eager-populated 0 '' '^eager: populate .* 64 MiB of guest RAM in [0-9.]+ s: made 64 MiB resident' -- \
 	$MINIVMM --eager=populate --mem 64M -o "$OUT/populated.json" $GUEST -- hello
 jq_true eager-counts-what-it-made-resident "$OUT/populated.json" \
 	'.eager.resident_bytes_before < .config.mem_bytes / 20

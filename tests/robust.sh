@@ -36,3 +36,56 @@ run quiet-to-devnull sh -c "$MINIVMM -q --mem 64M $GUEST -- sweep --max-mib 2 --
 run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello | jq -e '.exit.status == 0'"
 [ "$(cat "$OUT/results-to-stdout.rc")" = 0 ] && pass results-to-stdout ||
 	fail results-to-stdout "status $(cat "$OUT/results-to-stdout.rc"): $(cat "$OUT/results-to-stdout.err")"
+
+# Interrupted runs say so (issue 26). SIGINT once WHEN succeeds (or after ~10 s), then status and text.
+# interrupt_when NAME WHEN CMD...: leaves $OUT/NAME.{out,err,rc}.
+interrupt_when() {
+	local name=$1 when=$2 pid
+	shift 2
+	"$@" >"$OUT/$name.out" 2>"$OUT/$name.err" &
+	pid=$!
+	for _ in $(seq 500); do
+		eval "$when" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -INT $pid 2>/dev/null
+	timeout 60 tail --pid=$pid -f /dev/null || kill -9 $pid
+	wait $pid
+	echo $? >"$OUT/$name.rc"
+}
+# Eager stopped part way: not "made 1.00 GiB resident" read as finished. Once it has made
+# 128 MiB resident (the process's RSS; its signals are blocked by then, so SIGINT waits for it).
+interrupt_when int-eager '[ "$(awk "/^VmRSS/ { print \$2 }" /proc/$pid/status 2>/dev/null || echo 0)" -gt 131072 ]' \
+	$MINIVMM --eager=populate --mem 3G -o "$OUT/int-eager.json" $GUEST -- hello
+if [ "$(cat "$OUT/int-eager.rc")" = 0 ] && jq -e '.eager.complete' "$OUT/int-eager.json" >/dev/null; then
+	skip int-eager "eager populated all 3 GiB before the signal"
+elif [ "$(cat "$OUT/int-eager.rc")" = 130 ] &&
+	grep -Eq '^eager: populate .*, 3.00 GiB of guest RAM: NOT FINISHED, stopped after [0-9.]+ s with [0-9.]+ [MG]iB of 3.00 GiB done \(the run ended: interrupted\)' "$OUT/int-eager.out" &&
+	grep -q 'interrupted by SIGINT before the guest ran' "$OUT/int-eager.err"; then
+	pass int-eager
+else
+	fail int-eager "status $(cat "$OUT/int-eager.rc"): $(grep eager "$OUT/int-eager.out") $(cat "$OUT/int-eager.err")"
+fi
+jq_true int-eager-json "$OUT/int-eager.json" \
+	'.exit.reason == "interrupted" and (.eager.complete | not) and .eager.done_bytes < .eager.bytes and .summary.setup_ms == null'
+# A sweep stopped in its first pass did not reach first useful work (it marks one at the pass's end).
+interrupt_when int-sweep 'grep -q "^ *1 " "$OUT/int-sweep.out"' \
+	$MINIVMM --mem 256M -o "$OUT/int-sweep.json" $GUEST -- sweep --max-mib 128 --iterations 1
+if grep -q '| first useful work: [0-9]' "$OUT/int-sweep.out"; then
+	skip int-sweep "the first pass ended before the signal (a fast machine)"
+elif [ "$(cat "$OUT/int-sweep.rc")" = 130 ] &&
+	grep -q '| first useful work: not reached (the run ended before the workload did: interrupted) |' "$OUT/int-sweep.out"; then
+	pass int-sweep
+else
+	fail int-sweep "status $(cat "$OUT/int-sweep.rc"): $(grep 'first useful work' "$OUT/int-sweep.out")"
+fi
+# --compare stopped in its eager run: no verdict from a population cut short.
+interrupt_when int-compare '[ "$(awk "/^VmRSS/ { print \$2 }" /proc/$pid/status 2>/dev/null || echo 0)" -gt 131072 ]' \
+	$MINIVMM --compare --mem 3G -o "$OUT/int-compare.json" $GUEST -- flat --max-mib 4
+if [ "$(cat "$OUT/int-compare.rc")" = 0 ]; then
+	skip int-compare "eager populated all 3 GiB before the signal"
+else
+	jq_true int-compare "$OUT/int-compare.json" \
+		'(.verdict == null) and .runs[-1].exit.reason == "interrupted" and (.runs[-1].eager.complete | not)'
+fi

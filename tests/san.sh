@@ -10,5 +10,7 @@ else
 	expect leaks-compare 0 '' '^verdict' -- $L --compare --mem 64M $GUEST -- flat --max-mib 2 --iterations 1
 	expect leaks-uffd 0 '' '' -- $L --mem 64M --vcpus 2 --paging uffd --record-touch "$OUT/leak-touch.txt" \
 		$GUEST -- flat --max-mib 2 --iterations 1 --parallel
+	expect leaks-background 0 '' '' -- $L --mem 64M --eager=background --eager-order frontier \
+		--trace "$OUT/leak-bg-trace.json" $GUEST -- flat --max-mib 2 --iterations 1
 	expect leaks-usage 2 '' '' -- $L --mem lots $GUEST
 fi

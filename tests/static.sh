@@ -154,6 +154,12 @@ for r in $(sed -n '/^Exit status/,$p' "$S/help.txt" | tr '\n' ' ' | grep -oE '\(
 done
 if [ -z "$missing" ]; then pass docs-man-page-agrees; else fail docs-man-page-agrees "docs/minivmm.1 lacks:$missing"; fi
 
+# The man page's EXAMPLES run from the top directory: every image they name is here.
+missing=$(sed -n '/^\.SH EXAMPLES/,/^\.SH [A-Z]/p' docs/minivmm.1 | sed -n '/^\.nf/,/^\.fi/p' | grep -o '[^ ]*\.bin' | sort -u |
+	while read -r f; do [ -f "$f" ] || echo "$f"; done)
+[ -z "$missing" ] && pass docs-man-examples-images ||
+	fail docs-man-examples-images "docs/minivmm.1's EXAMPLES name images that are not here: $missing"
+
 # The legend: every column of every table, in the program's words
 # (vmm/report/legend.c), also in docs/guide.md ("- `NAME`: MEANING") and in the man
 # page's LEGEND (".B NAME" then the meaning, roff-escaped). legend_agrees

@@ -27,7 +27,7 @@ jq_true sweep-same-pages-in-iteration-2 "$OUT/sweep.json" \
 	'[.sweep[] | select(.iteration == 1)] as $a | [.sweep[] | select(.iteration == 2)] as $b
 	 | [range(0; $a | length) | $a[.].pfn_sum == $b[.].pfn_sum and $a[.].pfn_sum > 0] | all'
 jq_true sweep-json-header "$OUT/sweep.json" \
-	'.minivmm.abi == 2 and (.platform.kvm | test("pvm|vmx|svm|unknown")) and .platform.tsc_khz > 0 and .config.guest_args == ["sweep","--max-mib","16","--iterations","2"] and .exit == {"status":0,"reason":"guest-exit","guest_status":0,"message":"guest exited with status 0 (vCPU 0)"}'
+	'.minivmm.abi == 3 and (.platform.kvm | test("pvm|vmx|svm|unknown")) and .platform.tsc_khz > 0 and .config.guest_args == ["sweep","--max-mib","16","--iterations","2"] and .exit == {"status":0,"reason":"guest-exit","guest_status":0,"message":"guest exited with status 0 (vCPU 0)"}'
 
 expect flat-small 0 '' 'flat: direct-mapped' -- \
 	$MINIVMM --mem 256M -o "$OUT/flat.json" $GUEST -- flat --max-mib 16 --iterations 2
@@ -41,7 +41,7 @@ expect default-is-sweep 0 '' '^ MiB demand populate( |$)' -- $MINIVMM --mem 16M 
 grep -q 'sweep: 1\.\.[0-9]* MiB, 5 iterations' "$OUT/default-is-sweep.out" &&
 	[ "$(grep -c '^Iteration [0-9]*$' "$OUT/default-is-sweep.out")" = 5 ] && pass default-five-iterations ||
 	fail default-five-iterations "$(head -5 "$OUT/default-is-sweep.out")"
-expect sweep-bad-option 1 'status 2' "unknown option '--bogus'" -- $MINIVMM --mem 64M $GUEST -- sweep --bogus
+expect sweep-bad-option 2 'status 2' "unknown option '--bogus'" -- $MINIVMM --mem 64M $GUEST -- sweep --bogus
 expect sweep-crash-keeps-results 4 'fault address' '' -- \
 	$MINIVMM --mem 64M -o "$OUT/partial.json" $GUEST -- munmap-touch
 jq_true partial-results-written "$OUT/partial.json" '.exit.reason == "guest-abort" and (.sweep | length == 0)'

@@ -108,6 +108,13 @@ build/fuzz/obj/%.o: %.c
 	$(say) FUZZCC $<
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
+# The sandbox's generated programs (the host build's; a fuzz build's own flags
+# make sandbox_load.c build its filters at run time instead).
+build/fuzz/obj/gen/sandbox_bpf.o: $(SANDBOX_BPF).c
+	@mkdir -p $(dir $@)
+	$(say) FUZZCC $<
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
 	$(say) FUZZLD $@
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(HOST_LDLIBS)

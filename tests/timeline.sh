@@ -82,3 +82,11 @@ if command -v gnuplot >/dev/null; then
 else
 	skip plot "gnuplot not installed (scripts/install-deps installs it)"
 fi
+
+# scripts/run-experiment's estimate comes from a calibration run here, and says from what.
+expect experiment-estimate 0 '' '^scripts/run-experiment --quick: estimated [0-9]+( min [0-9]+)? s on this machine \(calibrated here just now: lazy first touch [0-9.]+ us/page, eager populate [0-9.]+ GiB/s, a guest demand fault [0-9]+ us' -- \
+	scripts/run-experiment --estimate --quick --out "$OUT/experiment-estimate"
+[ ! -e "$OUT/experiment-estimate" ] && pass experiment-estimate-leaves-nothing ||
+	fail experiment-estimate-leaves-nothing "$(ls "$OUT/experiment-estimate")"
+expect experiment-no-estimate 0 '' "no estimate: no estimate for the workload 'perm'" -- \
+	scripts/run-experiment --estimate --quick --out "$OUT/experiment-estimate" -- perm --mib 8

@@ -15,13 +15,54 @@
 #define MVM_DEFAULT_MEM_BYTES (1ULL << 30)
 #define MVM_MAX_MEM_BYTES     (1ULL << 40)
 
+/* ---- modes.c: --compare's modes, each a function of the base config ------ */
+enum compare_mode {
+	MODE_LAZY,	 /* no eager: the kernel backs each page on first touch */
+	MODE_EAGER,	 /* --eager's HOW (or auto), before the guest runs */
+	MODE_BACKGROUND, /* --eager=background:HOW, while the guest runs */
+	MODE_UFFD,	 /* --paging uffd, lazy: minivmm's userfaultfd handlers */
+	MODE_REPLAY,	 /* background in a recorded first-touch order */
+	COMPARE_MODE_COUNT
+};
+#define COMPARE_MAX_MODES     COMPARE_MODE_COUNT /* each at most once */
+#define COMPARE_DEFAULT_MODES "lazy,eager"
+
+struct compare_mode_row {
+	enum compare_mode id;
+	const char *name;    /* in --compare=LIST, the tables, the results' labels */
+	const char *help[3]; /* --help lines (NULL after the last) */
+	/*
+	 * The mode's machine from the base one (the options given). 0, or
+	 * -EINVAL with err set when the options do not fit the mode.
+	 */
+	int (*apply)(const struct vm_config *base, struct vm_config *out, char *err,
+		     size_t errlen);
+};
+extern const struct compare_mode_row compare_modes[];
+/*
+ * "lazy,eager,uffd" into mode ids (each at most once, two or more). 0, or
+ * -EINVAL with err set (naming the modes there are).
+ */
+int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
+			size_t errlen);
+/* Replay with no --eager-order FILE: the experiment records the order first. */
+int compare_mode_needs_recording(enum compare_mode m, const struct vm_config *base);
+/*
+ * The recording run's machine: lazy, --paging uffd, --record-touch path
+ * (the --uffd-threads and --uffd-delay-us given, if any).
+ */
+void compare_recording_config(const struct vm_config *base, const char *path,
+			      struct vm_config *out);
+
 /* ---- options.c ---------------------------------------------------------- */
 struct config {
 	struct vm_config vm;	  /* what the machine is asked to be */
 	const char *results_path; /* -o */
 	const char *trace_path;	  /* --trace: Chrome trace-event JSON */
 	int quiet;
-	int compare;	 /* --compare: lazy, then eager, side by side */
+	int compare;				   /* --compare: its modes side by side */
+	unsigned compare_modes[COMPARE_MAX_MODES]; /* --compare=LIST: enum compare_mode */
+	unsigned ncompare_modes;
 	unsigned repeat; /* --repeat: measured runs (of each mode with --compare) */
 	unsigned warmup; /* --warmup: runs before them, not counted */
 	int no_sandbox;	 /* --no-sandbox */
@@ -41,6 +82,17 @@ int options_parse(int argc, char **argv, struct config *cfg);
 int parse_size(const char *s, uint64_t *out);
 void options_usage(FILE *f); /* the --help text, built from the tables */
 const char *options_default_guest(void);
+
+/* ---- suggest.c: what to type instead (pure) ------------------------------ */
+/*
+ * The option nearest `typed` (a long option's name without "--", maybe with
+ * "=VALUE") among names[0..n): "--NAME", or "--A, --B" when typed begins
+ * several, in buf; NULL when none is near (more than two edits away).
+ */
+const char *suggest_option(const char *typed, const char *const *names, unsigned n,
+			   char *buf, size_t len);
+/* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
+const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
 
 /* ---- output.c: files written whole or not at all ------------------------- */
 
@@ -103,6 +155,8 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o);
 int run_register_devices(struct run *r);
 /* Set up, run the guest to its end, tear the VM down. Returns the exit status. */
 int run_execute(struct run *r);
+/* Instead of run_execute: the run ends before it starts, as `end`, saying why. The status. */
+int run_refuse(struct run *r, enum run_end end, const char *why);
 /* What ended the run, unclaimed devices, dropped console output, the timeline. */
 void run_report(struct run *r, int status, int timeline);
 /* The run's pieces, for the report; valid until run_free(). */
@@ -110,7 +164,21 @@ void run_view(const struct run *r, struct run_view *v);
 struct vm *run_vm(struct run *r);
 void run_free(struct run *r);
 
-/* ---- experiment.c: one run, --repeat N, --compare, in ABBA order ---------- */
+/* ---- experiment.c: one run, --repeat N, --compare, in a Williams order ---- */
+/*
+ * The order of an experiment's runs: warmup warm-ups (mode i % nmodes),
+ * then repeat rounds, round r the Williams design's row r (ABBA for two
+ * modes; scripts/mvmtools/design.py makes the same rows). out: warmup +
+ * repeat * nmodes mode indices.
+ */
+void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigned *out);
+/*
+ * Before any output file is opened: a --compare's list of modes fits the
+ * other options. 0, or EXIT_USAGE after a message. (Whether each mode can
+ * run on this machine is asked before the first run, which carries a
+ * refusal into the results file.)
+ */
+int experiment_check(const struct config *cfg);
 /* Writes and commits the output files at the end (or discards one whose writing failed). */
 int experiment_main(const struct config *cfg, struct env *env, struct outputs *o);
 

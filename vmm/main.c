@@ -52,7 +52,6 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, MALLOC_TRIM_NEVER);
 	mallopt(M_ARENA_MAX, MALLOC_ARENAS);
 	r = options_parse(argc, argv, &cfg);
-
 	if (r)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
 	cfg.t_exec = t_exec;
@@ -68,6 +67,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, stdout_buf, _IOLBF, sizeof(stdout_buf));
 	/* "minivmm ... | head": a closed stdout must not kill the run before its results are written. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Modes this machine cannot run are refused before any file is written. */
+	status = experiment_check(&cfg);
+	if (status)
+		return status;
 	if (outputs_open(&cfg, &o))
 		return EXIT_USAGE;
 	if (env_start(argc, argv, &env))

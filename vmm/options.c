@@ -100,6 +100,12 @@ static int set_mem(struct config *cfg, const char *arg)
 {
 	if (parse_size(arg, &cfg->vm.mem_bytes))
 		return bad("--mem: '%s' is not a size (bytes, or with K/M/G/T)", arg);
+	/* "--mem 64": a number without a unit is bytes, which nobody means here. */
+	if (cfg->vm.mem_bytes < MVM_MIN_MEM_BYTES && cfg->vm.mem_bytes &&
+	    strspn(arg, "0123456789") == strlen(arg))
+		return bad(
+			"--mem %s: read as %s bytes (no K/M/G/T suffix), below the minimum of 8M; for %s MiB write --mem %sM",
+			arg, arg, arg, arg);
 	if (cfg->vm.mem_bytes < MVM_MIN_MEM_BYTES)
 		return bad("--mem %s: below the minimum of 8M", arg);
 	if (cfg->vm.mem_bytes > MVM_MAX_MEM_BYTES)
@@ -141,21 +147,47 @@ static int set_timeout(struct config *cfg, const char *arg)
 	return 0;
 }
 
-static int set_eager(struct config *cfg, const char *arg)
+/* A HOW of --eager=HOW (or of background:HOW): 0, or -EINVAL after the message. */
+static int eager_how(struct config *cfg, const char *arg, const char *what, unsigned last)
 {
 	char list[128];
 
-	cfg->vm.eager = EAGER_AUTO;
-	if (!arg)
-		return 0;
-	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++)
+	for (unsigned i = EAGER_AUTO; i <= last; i++)
 		if (!strcmp(arg, eager_strategies[i].name)) {
 			cfg->vm.eager = eager_strategies[i].id;
 			return 0;
 		}
-	return bad("--eager=%s: strategies are %s", arg,
-		   names(list, sizeof(list), strategy_name, EAGER_AUTO,
-			 EAGER_STRATEGY_COUNT));
+	return bad(
+		"--eager=%s: %s are %s%s", what,
+		last == EAGER_TOUCH ? "strategies" : "background's HOWs",
+		names(list, sizeof(list), strategy_name, EAGER_AUTO, last + 1),
+		last == EAGER_TOUCH
+			? ", background[:HOW]"
+			: " (touch runs in the guest before the workload: it cannot go beside it)");
+}
+
+static int set_eager(struct config *cfg, const char *arg)
+{
+	cfg->vm.eager = EAGER_AUTO;
+	cfg->vm.eager_background = 0;
+	if (!arg)
+		return 0;
+	if (!strcmp(arg, "background"))
+		return cfg->vm.eager_background = 1, 0;
+	if (!strncmp(arg, "background:", strlen("background:"))) {
+		cfg->vm.eager_background = 1;
+		return eager_how(cfg, arg + strlen("background:"), arg, EAGER_PREFAULT);
+	}
+	return eager_how(cfg, arg, arg, EAGER_TOUCH);
+}
+
+static int set_eager_order(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad(
+			"--eager-order: an empty order (front, back, frontier or a FILE)");
+	cfg->vm.eager_order = arg;
+	return 0;
 }
 
 static int set_eager_threads(struct config *cfg, const char *arg)
@@ -166,6 +198,41 @@ static int set_eager_threads(struct config *cfg, const char *arg)
 		return bad("--eager-threads: '%s' is not a number from 1 to 1024", arg);
 	cfg->vm.eager_threads = (unsigned)n;
 	return 0;
+}
+
+static int set_numa(struct config *cfg, const char *arg)
+{
+	int n;
+
+	cfg->vm.numa_arg = arg ? arg : "auto";
+	cfg->vm.numa = !arg || strcmp(arg, "off");
+	cfg->vm.numa_auto = !arg || !strcmp(arg, "auto");
+	if (!cfg->vm.numa || cfg->vm.numa_auto)
+		return 0;
+	n = mm_cpulist_parse(arg, &cfg->vm.numa_nodes);
+	if (n <= 0 || strchr(arg, '\n'))
+		return bad(
+			"--numa=%s: not auto, off or a list of node numbers (0,1 or 0-3)",
+			arg);
+	return 0;
+}
+
+static const char *numa_policy_row_name(unsigned i)
+{
+	return numa_policies[i].name;
+}
+
+static int set_numa_policy(struct config *cfg, const char *arg)
+{
+	char list[64];
+
+	for (unsigned i = 0; i < NUMA_POLICY_COUNT; i++)
+		if (!strcmp(arg, numa_policies[i].name)) {
+			cfg->vm.numa_policy = numa_policies[i].id;
+			return 0;
+		}
+	return bad("--numa-policy %s: policies are %s", arg,
+		   names(list, sizeof(list), numa_policy_row_name, 0, NUMA_POLICY_COUNT));
 }
 
 static int set_backing(struct config *cfg, const char *arg)
@@ -282,7 +349,28 @@ static int set_check_touch(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_compare(struct config *cfg, const char *arg)
+{
+	char err[256];
+
+	cfg->compare = 1;
+	if (compare_modes_parse(arg ? arg : COMPARE_DEFAULT_MODES, cfg->compare_modes,
+				&cfg->ncompare_modes, err, sizeof(err)))
+		return bad("%s", err);
+	return 0;
+}
+
 /* --help lists the kinds an option takes, from their tables. */
+static void list_modes(FILE *f)
+{
+	for (unsigned i = 0; i < COMPARE_MODE_COUNT; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(compare_modes[i].help) && compare_modes[i].help[k];
+		     k++)
+			fprintf(f, "%24s%-10s %s\n", "", k ? "" : compare_modes[i].name,
+				compare_modes[i].help[k]);
+}
+
 static void list_strategies(FILE *f)
 {
 	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT; i++) {
@@ -291,6 +379,22 @@ static void list_strategies(FILE *f)
 		fprintf(f, "%24s%-9s %s\n", "", s->name, s->help[0]);
 		if (s->help[1])
 			fprintf(f, "%34s%s\n", "", s->help[1]);
+	}
+	fprintf(f, "%24sbackground[:HOW]\n", "");
+	fprintf(f, "%34sthe guest runs at once; --eager-threads\n", "");
+	fprintf(f, "%34spopulate beside it (HOW: auto, populate or\n", "");
+	fprintf(f, "%34sprefault; default auto)\n", "");
+}
+
+static void list_orders(FILE *f)
+{
+	for (unsigned i = 0; i < EAGER_ORDER_COUNT; i++) {
+		const struct eager_order_row *o = &eager_orders[i];
+
+		fprintf(f, "%24s%-9s %s\n", "", i == EAGER_ORDER_FILE ? "FILE" : o->name,
+			o->help[0]);
+		if (o->help[1])
+			fprintf(f, "%34s%s\n", "", o->help[1]);
 	}
 }
 
@@ -301,6 +405,16 @@ static void list_paging(FILE *f)
 		     k < ARRAY_SIZE(paging_kinds[i].help) && paging_kinds[i].help[k]; k++)
 			fprintf(f, "%24s%-7s %s\n", "", k ? "" : paging_kinds[i].name,
 				paging_kinds[i].help[k]);
+}
+
+static void list_numa_policies(FILE *f)
+{
+	for (unsigned i = 0; i < NUMA_POLICY_COUNT; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(numa_policies[i].help) && numa_policies[i].help[k];
+		     k++)
+			fprintf(f, "%24s%-11s %s\n", "", k ? "" : numa_policies[i].name,
+				numa_policies[i].help[k]);
 }
 
 static void list_backings(FILE *f)
@@ -318,8 +432,21 @@ static void list_backings(FILE *f)
 static int check_paging(struct config *cfg, int delay_given, char *err, size_t errlen)
 {
 	uint64_t slices = paging_slices(&cfg->vm);
+	int uffd_mode = 0; /* --compare runs some mode with --paging uffd */
 
+	for (unsigned i = 0; cfg->compare && i < cfg->ncompare_modes; i++)
+		uffd_mode |=
+			cfg->compare_modes[i] == MODE_UFFD ||
+			compare_mode_needs_recording(cfg->compare_modes[i], &cfg->vm);
+	if (cfg->compare && cfg->vm.record_touch_path) {
+		snprintf(
+			err, errlen,
+			"--record-touch records one run, not a --compare (--compare=...,replay records the order it replays)");
+		return -EINVAL;
+	}
 	if (cfg->vm.paging != PAGING_UFFD) {
+		if (uffd_mode)
+			return 0; /* the uffd modes take --uffd-threads, --uffd-delay-us */
 		if (cfg->vm.uffd_threads || delay_given)
 			snprintf(err, errlen,
 				 "--uffd-threads and --uffd-delay-us need --paging uffd");
@@ -334,7 +461,13 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	if (cfg->compare) {
 		snprintf(
 			err, errlen,
-			"--compare runs the guest lazily and with --eager under the kernel's paging; it does not take --paging uffd");
+			"--compare runs its modes under the paging each chooses; it does not take --paging uffd (the uffd mode is lazy with --paging uffd: --compare=lazy,uffd)");
+		return -EINVAL;
+	}
+	if (cfg->vm.eager_background) {
+		snprintf(
+			err, errlen,
+			"--eager=background populates guest RAM beside the guest: with --paging uffd the handlers must see every first touch; use one or the other");
 		return -EINVAL;
 	}
 	if (cfg->vm.eager != EAGER_NONE && cfg->vm.eager != EAGER_TOUCH) {
@@ -362,10 +495,40 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	return 0;
 }
 
+/*
+ * "--compare lazy,eager g.bin": getopt's optional arguments need '=', so
+ * the list became the guest image. When argv[i] follows a bare --compare,
+ * is no file, and has a comma or is a mode's name, say so with the command
+ * line corrected. 1 with msg set, or 0.
+ */
+static int compare_list_misplaced(int argc, char **argv, int i, char *msg, size_t len)
+{
+	int mode = 0;
+	size_t at;
+
+	for (unsigned m = 0; m < COMPARE_MODE_COUNT; m++)
+		mode |= !strcmp(argv[i], compare_modes[m].name);
+	if (i < 1 || strcmp(argv[i - 1], "--compare") || access(argv[i], F_OK) == 0 ||
+	    (!strchr(argv[i], ',') && !mode))
+		return 0;
+	at = (size_t)snprintf(
+		msg, len,
+		"'%s' after --compare is taken as the guest image, and there is no such file: the list needs '=' (--compare=%s):\n ",
+		argv[i], argv[i]);
+	for (int k = 0; k < argc && at < len; k++)
+		if (k != i)
+			at += (size_t)snprintf(msg + at, len - at, " %s%s%s", argv[k],
+					       k == i - 1 ? "=" : "",
+					       k == i - 1 ? argv[i] : "");
+	return 1;
+}
+
 #define OPT_HELP    'h'
 #define OPT_VERSION 'V'
 
 #define WARMUP_UNSET UINT_MAX /* no --warmup: the default follows --repeat */
+/* No --numa-policy: bind, and no --numa needed. */
+#define NUMA_POLICY_UNSET NUMA_POLICY_COUNT
 
 /* On/off options: the int in config that the option sets to 1. */
 #define FLAG(name, field)                           \
@@ -373,7 +536,6 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	{                                           \
 		return &cfg->field;                 \
 	}
-FLAG(compare, compare)
 FLAG(strict_io, vm.strict_io)
 FLAG(no_sandbox, no_sandbox)
 FLAG(quiet, quiet)
@@ -445,9 +607,38 @@ static const struct opt {
 	  required_argument,
 	  "N",
 	  { "host threads, 1 to 1024, for populate and prefault",
-	    "(default: one per vCPU, on the vCPU threads)" },
+	    "(default: one per vCPU, on the vCPU threads; in the",
+	    "background always threads of their own)" },
 	  set_eager_threads,
 	  NULL,
+	  NULL },
+	{ "eager-order",
+	  0,
+	  required_argument,
+	  "ORDER",
+	  { "the order eager populates guest RAM in, in chunks of",
+	    "2 MiB (or the backing's page) (default front):" },
+	  set_eager_order,
+	  list_orders,
+	  NULL },
+	{ "numa",
+	  0,
+	  optional_argument,
+	  "[=NODES]",
+	  { "guest RAM in one range per host NUMA node (auto: every",
+	    "node, up to one per vCPU; or a list: 0,1), each range",
+	    "bound there, its vCPUs and eager threads pinned to the",
+	    "node's CPUs; placement audited (default: off)" },
+	  set_numa,
+	  NULL,
+	  NULL },
+	{ "numa-policy",
+	  0,
+	  required_argument,
+	  "POLICY",
+	  { "--numa: how a range's pages are kept on its node:" },
+	  set_numa_policy,
+	  list_numa_policies,
 	  NULL },
 	{ "backing",
 	  0,
@@ -560,21 +751,23 @@ static const struct opt {
 	  NULL },
 	{ "compare",
 	  0,
-	  no_argument,
-	  NULL,
-	  { "run the guest lazily and with --eager (its HOW, or auto),",
-	    "each in a fresh VM; print both timelines and a verdict",
-	    "(eager cost, first-touch time saved, break-even)" },
-	  NULL,
-	  NULL,
-	  flag_compare },
+	  optional_argument,
+	  "[=LIST]",
+	  { "run the guest in each mode of LIST (default lazy,eager;",
+	    "the '=' is needed), each in a fresh VM; print their",
+	    "timelines, a table and a verdict ranking them by first",
+	    "useful work (lazy and eager: cost, saved, break-even):" },
+	  set_compare,
+	  list_modes,
+	  NULL },
 	{ "repeat",
 	  0,
 	  required_argument,
 	  "N",
 	  { "run the guest N times, each in a fresh VM (with --compare,",
-	    "N of each in ABBA order: lazy eager eager lazy ...); print",
-	    "median [min-max] per phase, sweep row and summary (default 1)" },
+	    "N of each, round by round in a Williams order: two modes",
+	    "ABBA, lazy eager eager lazy ...); print median [min-max]",
+	    "per phase, sweep row and summary (default 1)" },
 	  set_repeat,
 	  NULL,
 	  NULL },
@@ -592,7 +785,7 @@ static const struct opt {
 	  no_argument,
 	  NULL,
 	  { "end the run (exit 4) at the first port or MMIO access",
-	    "no device claims (default: count them, reads see ~0)" },
+	    "no device claims (default: count them; reads see all-ones)" },
 	  NULL,
 	  NULL,
 	  flag_strict_io },
@@ -646,6 +839,80 @@ static const struct opt {
 
 #define OPT_LONG_ONLY 256 /* getopt's value for opts[i] without a short name: + i */
 
+/* Is arg one of minivmm's options ("--mem", "--mem=64M", "-m"), by its full name? */
+static int is_option(const char *arg)
+{
+	if (arg[0] != '-' || !arg[1])
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		if (arg[1] == '-' ? strlen(opts[i].name) == strcspn(arg + 2, "=") &&
+					    !strncmp(arg + 2, opts[i].name,
+						     strlen(opts[i].name))
+				  : arg[1] == opts[i].short_name)
+			return 1;
+	return 0;
+}
+
+/* "unknown option '--memory'", and the name it is nearest. */
+static int unknown_option(const char *arg)
+{
+	const char *names[ARRAY_SIZE(opts)];
+	char near[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
+		names[i] = opts[i].name;
+	if (!strncmp(arg, "--", 2) &&
+	    suggest_option(arg + 2, names, ARRAY_SIZE(opts), near, sizeof(near)))
+		return bad("unknown option '%s'; did you mean %s?", arg, near);
+	return bad("unknown option '%s'", arg);
+}
+
+/*
+ * A name with no '/' or '.' that is not a file ("minivmm --mem 64M hello")
+ * is a workload that lost its "--". The workloads are the guest's to list
+ * ('-- help'), so this does not guess which names are.
+ */
+static int workload_like(const char *path)
+{
+	return isalpha((unsigned char)*path) && !strpbrk(path, "/.") &&
+	       access(path, F_OK) && errno == ENOENT;
+}
+
+/*
+ * What to type instead of argv when argv[img] is the image and what follows
+ * it, from argv[from], went wrong. A NULL in words[] is argv's first "--" at
+ * or after from, left out.
+ */
+static int say_instead(int argc, char **argv, int img, int from, const char *why)
+{
+	const char *words[argc + 1];
+	char line[1024];
+	int n = 0, end = from;
+
+	while (end < argc && strcmp(argv[end], "--"))
+		end++;
+	for (int i = 0; i < img; i++)
+		words[n++] = argv[i];
+	if (from > img && is_option(argv[from])) {
+		/* Options after the image: moved before it, the guest's arguments kept after. */
+		for (int i = from; i < end; i++)
+			words[n++] = argv[i];
+		for (int i = img; i < from; i++)
+			words[n++] = argv[i];
+		for (int i = end; i < argc; i++)
+			words[n++] = argv[i];
+	} else {
+		/* Guest arguments without "--": it goes before them. */
+		for (int i = img; i < from; i++)
+			words[n++] = argv[i];
+		words[n++] = "--";
+		for (int i = from; i < argc; i++)
+			if (i != end)
+				words[n++] = argv[i];
+	}
+	return bad("%s; write: %s", why, suggest_cmdline(line, sizeof(line), words, n));
+}
+
 void options_usage(FILE *f)
 {
 	fprintf(f, "usage: minivmm [OPTIONS] [GUEST.bin] [-- GUEST-ARGS...]\n\n");
@@ -676,7 +943,9 @@ void options_usage(FILE *f)
 	fprintf(f,
 		"-- go to the guest (boot info /chosen); the first names the workload:\n");
 	fprintf(f,
-		"sweep (the default), flat, perm, hello, ...; '-- help' lists them.\n");
+		"sweep (the default), flat, perm, hello, ...; '-- help' lists them. Options\n");
+	fprintf(f,
+		"go before GUEST.bin, by their full names (--vcpus, not --vcpu: no abbreviations).\n");
 	fprintf(f, "\nExit status (and exit.reason in the results file):\n");
 	for (unsigned i = 0; i < exit_status_count; i++) {
 		char names[256] = "", line[512];
@@ -731,99 +1000,19 @@ const char *options_default_guest(void)
 	return NULL;
 }
 
-/* The option word w names (a long name, "--name=v", a short one), or NULL. */
-static const struct opt *option_named(const char *w)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
-		size_t n = strlen(opts[i].name);
-
-		if (w[0] == '-' && w[1] == '-' && !strncmp(w + 2, opts[i].name, n) &&
-		    (!w[2 + n] || w[2 + n] == '='))
-			return &opts[i];
-		if (w[0] == '-' && w[1] && w[1] != '-' && w[1] == opts[i].short_name)
-			return &opts[i];
-	}
-	return NULL;
-}
-
-/* w for a shell: as it is, or in single quotes. */
-static void shell_word(FILE *f, const char *w)
-{
-	if (*w &&
-	    strspn(w,
-		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+@%-") ==
-		    strlen(w)) {
-		fputs(w, f);
-		return;
-	}
-	fputc('\'', f);
-	for (; *w; w++) {
-		if (*w == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*w, f);
-	}
-	fputc('\'', f);
-}
-
-/*
- * Words after the image (argv[img]) before any "--": minivmm's own options
- * move before the image (with their argument), the rest become guest
- * arguments after "--". The corrected command line, on stderr.
- */
-static void print_corrected(int argc, char **argv, int img)
-{
-	int end = img + 1, moved[argc], guest;
-
-	while (end < argc && strcmp(argv[end], "--"))
-		end++;
-	memset(moved, 0, sizeof(moved));
-	for (int i = img + 1; i < end; i++) {
-		const struct opt *o = option_named(argv[i]);
-
-		if (!o)
-			continue;
-		moved[i] = 1;
-		/* "-o FILE", "--mem 64M": the argument is the next word. */
-		if (o->has_arg == required_argument && !strchr(argv[i], '=') &&
-		    (argv[i][1] == '-' || !argv[i][2]) && i + 1 < end)
-			moved[++i] = 1;
-	}
-	fputs("  ", stderr);
-	for (int i = 0; i < img; i++) {
-		shell_word(stderr, argv[i]);
-		fputc(' ', stderr);
-	}
-	for (int i = img + 1; i < end; i++)
-		if (moved[i]) {
-			shell_word(stderr, argv[i]);
-			fputc(' ', stderr);
-		}
-	shell_word(stderr, argv[img]);
-	guest = 0;
-	for (int i = img + 1; i < argc; i++) {
-		if (i == end || (i < end && moved[i]))
-			continue;
-		if (!guest++)
-			fputs(" --", stderr);
-		fputc(' ', stderr);
-		shell_word(stderr, argv[i]);
-	}
-	fputc('\n', stderr);
-}
-
 int options_parse(int argc, char **argv, struct config *cfg)
 {
 	struct option longopts[ARRAY_SIZE(opts) + 1];
 	char shorts[2 * ARRAY_SIZE(opts) + 4] = "+:";
 	size_t ns = strlen(shorts);
-	char msg[320];
-	int c, delay_given;
+	char msg[1024];
+	int c, delay_given, img = -1;
 
 	*cfg = (struct config){ .vm = { .mem_bytes = MVM_DEFAULT_MEM_BYTES,
 					.vcpus = 1,
 					.backing = &mm_backends[MM_ANON],
-					.uffd_delay_us = UFFD_DELAY_UNSET },
+					.uffd_delay_us = UFFD_DELAY_UNSET,
+					.numa_policy = NUMA_POLICY_UNSET },
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
 				.argc = argc,
@@ -850,9 +1039,24 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	 */
 	optind = 0;
 	/* '+': stop at the first non-option, so guest arguments are never parsed here. */
-	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+	for (;;) {
 		const struct opt *o = NULL;
+		int at = optind ? optind : 1,
+		    li = -1; /* the argument getopt reads next */
 
+		c = getopt_long(argc, argv, shorts, longopts, &li);
+		if (c == -1)
+			break;
+		/*
+		 * Full names only: getopt_long would take "--vcpu" for --vcpus,
+		 * and a later option could make any abbreviation ambiguous.
+		 */
+		if (li >= 0 && at < argc && !strncmp(argv[at], "--", 2) &&
+		    strcspn(argv[at] + 2, "=") != strlen(opts[li].name))
+			return bad(
+				"'%.*s' is short for --%s: minivmm takes options by their full names only; write --%s",
+				(int)strcspn(argv[at], "="), argv[at], opts[li].name,
+				opts[li].name);
 		if (c == OPT_HELP) {
 			options_usage(stdout);
 			return 1;
@@ -870,7 +1074,7 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			if (opts[i].short_name == c)
 				o = &opts[i];
 		if (!o)
-			return bad("unknown option '%s'", argv[optind - 1]);
+			return unknown_option(argv[optind - 1]);
 		if (!o->set)
 			*o->flag(cfg) = 1;
 		else if (o->set(cfg, optarg))
@@ -886,9 +1090,27 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			"--eager-threads sets host threads for populate and prefault; --eager=touch runs in the guest, one vCPU per slice (use --vcpus)");
 	if (cfg->vm.eager_threads && cfg->vm.eager == EAGER_NONE)
 		return bad("--eager-threads needs --eager (auto, populate or prefault)");
+	if (cfg->vm.eager_order && cfg->vm.eager == EAGER_NONE)
+		return bad(
+			"--eager-order orders eager population: add --eager (or --eager=background)");
+	if (cfg->vm.eager_order && cfg->vm.eager == EAGER_TOUCH)
+		return bad(
+			"--eager-order orders the host's populate; --eager=touch writes from inside the guest, each vCPU its slice");
+	if (eager_order_of(cfg->vm.eager_order) == EAGER_ORDER_FRONTIER &&
+	    !cfg->vm.eager_background)
+		return bad(
+			"--eager-order frontier follows the running guest: it needs --eager=background");
 	if (cfg->vm.mem_path && cfg->vm.reservoir)
 		return bad(
 			"--mem-path and --reservoir both say where guest RAM is: use one");
+	if (cfg->vm.numa_policy != NUMA_POLICY_UNSET && !cfg->vm.numa)
+		return bad("--numa-policy is about --numa's ranges: add --numa");
+	if (cfg->vm.numa_policy == NUMA_POLICY_UNSET)
+		cfg->vm.numa_policy = NUMA_BIND;
+	if (cfg->vm.numa && (cfg->vm.mem_path || cfg->vm.reservoir))
+		return bad(
+			"--numa places fresh memory; a --%s file's pages are placed where it was allocated",
+			cfg->vm.mem_path ? "mem-path" : "reservoir");
 	if ((cfg->vm.mem_grow || cfg->vm.mem_any_fs) && !cfg->vm.mem_path)
 		return bad("--%s is about a --mem-path file: add --mem-path",
 			   cfg->vm.mem_grow ? "mem-grow" : "mem-any-fs");
@@ -920,11 +1142,29 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if (optind > 1 && optind <= argc && !strcmp(argv[optind - 1], "--")) {
 		cfg->vm.guest_path = NULL;
 	} else if (optind < argc && strcmp(argv[optind], "--")) {
+		img = optind;
 		cfg->vm.guest_path = argv[optind++];
+		if (compare_list_misplaced(argc, argv, optind - 1, msg, sizeof(msg)))
+			return bad("%s", msg);
 	} else {
 		cfg->vm.guest_path = NULL;
 		if (optind < argc)
 			optind++; /* the "--" */
+	}
+	/* "--eager populate g.bin": getopt's optional arguments need '='. */
+	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT && img >= 1; i++)
+		if (!strcmp(argv[img - 1], "--eager") &&
+		    (!strcmp(cfg->vm.guest_path, eager_strategies[i].name) ||
+		     !strncmp(cfg->vm.guest_path, "background", strlen("background"))))
+			return bad(
+				"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
+				cfg->vm.guest_path, cfg->vm.guest_path);
+	if (img >= 0 && workload_like(cfg->vm.guest_path)) {
+		snprintf(
+			msg, sizeof(msg),
+			"guest image '%s': no such file; if %s is a workload ('-- help' lists them), it goes after --",
+			cfg->vm.guest_path, cfg->vm.guest_path);
+		return say_instead(argc, argv, img, img, msg);
 	}
 	if (!cfg->vm.guest_path) {
 		cfg->vm.guest_path = options_default_guest();
@@ -932,21 +1172,14 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			return bad(
 				"no guest image given, and none found beside minivmm (guest/guest.bin, or ../lib/minivmm/guest.bin once installed)");
 	} else if (optind < argc) {
-		/* "--eager populate g.bin": getopt's optional arguments need '='. */
-		for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT && optind >= 2;
-		     i++)
-			if (!strcmp(argv[optind - 2], "--eager") &&
-			    !strcmp(cfg->vm.guest_path, eager_strategies[i].name))
-				return bad(
-					"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
-					cfg->vm.guest_path, cfg->vm.guest_path);
 		if (strcmp(argv[optind], "--")) {
-			fprintf(stderr,
-				"minivmm: '%s' after the image %s: options go before the image, guest arguments after --; did you mean\n",
-				argv[optind], cfg->vm.guest_path);
-			print_corrected(argc, argv, optind - 1);
-			fprintf(stderr, "Try 'minivmm --help'.\n");
-			return -EINVAL;
+			snprintf(
+				msg, sizeof(msg),
+				is_option(argv[optind])
+					? "'%s' after the guest image: options go before the image (what follows it goes to the guest, after --)"
+					: "unexpected argument '%s' after the guest image (guest arguments go after --)",
+				argv[optind]);
+			return say_instead(argc, argv, img, optind, msg);
 		}
 		optind++;
 	}

@@ -24,6 +24,7 @@ struct run {
 	pthread_mutex_t
 		print_lock; /* a batch's records are stored and printed together */
 	int entered;	    /* a vCPU marked guest_entry (atomic) */
+	int guest_ran;	    /* a vCPU's first KVM_RUN returned (atomic) */
 	int progress_bar;   /* eager's bar on stderr (a terminal, a big population) */
 	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
 	uint64_t image_len;
@@ -35,8 +36,15 @@ static void on_exit_hc(void *cookie, unsigned vcpu, int32_t status)
 {
 	struct run *r = cookie;
 
-	vm_finish(r->vm, END_GUEST_EXIT, status, "guest exited with status %d (vCPU %u)",
-		  status, vcpu);
+	/* The ABI's usage status: minivmm exits 2 too, as for its own bad options. */
+	if (status == MVM_EXIT_USAGE)
+		vm_finish(
+			r->vm, END_GUEST_USAGE, status,
+			"guest exited with status %d (vCPU %u): a usage error, its arguments are wrong (see the guest's output; '-- help' lists the workloads)",
+			status, vcpu);
+	else
+		vm_finish(r->vm, END_GUEST_EXIT, status,
+			  "guest exited with status %d (vCPU %u)", status, vcpu);
 }
 
 static void on_abort_hc(void *cookie, unsigned vcpu, const char *what)
@@ -146,6 +154,15 @@ static void vcpu_enter(void *cookie, unsigned vcpu, int vcpu_fd)
 	}
 }
 
+/* The guest's first exit: the main thread's own work waits for it (guest_settled). */
+static void vcpu_ran(void *cookie, unsigned vcpu)
+{
+	struct run *r = cookie;
+
+	if (!__atomic_exchange_n(&r->guest_ran, 1, __ATOMIC_ACQ_REL))
+		vm_wake_main(r->vm);
+}
+
 static void vcpu_leave(void *cookie, unsigned vcpu)
 {
 	struct run *r = cookie;
@@ -171,7 +188,7 @@ static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
 struct run *run_new(const struct config *cfg, const struct run_opts *o)
 {
 	struct run *r = calloc(1, sizeof(*r));
-	struct vm_hooks hooks = { r, vcpu_enter, vcpu_leave };
+	struct vm_hooks hooks = { r, vcpu_enter, vcpu_leave, vcpu_ran };
 
 	if (!r)
 		return NULL;
@@ -179,7 +196,11 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 	r->o = *o;
 	pthread_mutex_init(&r->print_lock, NULL);
 	r->vm = vm_new(cfg->vm.strict_io, cfg->vm.raw, &hooks);
-	r->console = console_create(cfg->vm.vcpus, stdout, !o->verbose);
+	/* "-- help" asks for the guest's list of workloads: it prints, -q or not. */
+	r->console =
+		console_create(cfg->vm.vcpus, stdout,
+			       !o->verbose && !(cfg->vm.guest_argc > 0 &&
+						!strcmp(cfg->vm.guest_argv[0], "help")));
 	r->tl = timeline_create();
 	r->rec = records_create();
 	if (!r->vm || !r->console || !r->tl || !r->rec) {
@@ -261,6 +282,7 @@ static void place_guest(struct run *r)
 			       .tsc_khz = plat->tsc_khz,
 			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
 			       .tdp = plat->tdp,
+			       .numa = vm_numa(r->vm),
 			       .argc = cfg->guest_argc,
 			       .argv = cfg->guest_argv };
 	char err[256];
@@ -349,8 +371,9 @@ static int setup(struct run *r)
 	if (r->o.verbose)
 		eager_predict_print(r->eager, stdout);
 	/* Decided now: isatty() is an ioctl the sandbox will not allow later. */
-	r->progress_bar = eager_host_side(r->eager) && !r->cfg->quiet &&
-			  isatty(STDERR_FILENO) && cfg->mem_bytes > PROGRESS_MIN_BYTES;
+	r->progress_bar = eager_host_side(r->eager) && !eager_in_background(r->eager) &&
+			  !r->cfg->quiet && isatty(STDERR_FILENO) &&
+			  cfg->mem_bytes > PROGRESS_MIN_BYTES;
 	e = run_register_devices(r);
 	if (e)
 		return setup_fail(r, END_HOST_ERROR, "devices: %s", strerror(-e));
@@ -358,6 +381,41 @@ static int setup(struct run *r)
 }
 
 /* --- running --------------------------------------------------------------- */
+
+/*
+ * The main thread's own work (main_thread_ready) waits for the guest's first
+ * exit, so that none of it is on the way to the guest's first instruction or
+ * competes for a CPU with the vCPU threads getting there; a guest that takes
+ * longer than GUEST_SETTLE_S to its first exit does not keep the main thread
+ * out of its sandbox any longer.
+ */
+#define GUEST_SETTLE_S 0.05
+
+struct settle {
+	struct run *r;
+	double until;
+};
+
+static int guest_settled(void *cookie)
+{
+	const struct settle *s = cookie;
+
+	return __atomic_load_n(&s->r->guest_ran, __ATOMIC_ACQUIRE) ||
+	       vm_stopping(s->r->vm) || now_s() >= s->until;
+}
+
+static void no_tick(void *cookie)
+{
+	(void)cookie;
+}
+
+static void wait_guest_settled(struct run *r, double deadline, double timeout)
+{
+	struct settle s = { r, now_s() + GUEST_SETTLE_S };
+
+	vm_wait_main(r->vm, guest_settled, no_tick, &s, GUEST_SETTLE_S / 5, deadline,
+		     timeout);
+}
 
 /* The main thread's tick while eager threads work: a progress bar on a terminal. */
 static void progress(void *cookie)
@@ -391,7 +449,9 @@ static void eager_done(struct run *r)
 		return;
 	timeline_mark_at(r->tl, PHASE_EAGER_DONE, eager_end_time(r->eager), 0);
 	if (r->o.verbose) {
-		eager_report(r->eager, stdout);
+		eager_report(r->eager, vm_stopping(r->vm) ? vm_end_reason(r->vm) : NULL,
+			     stdout);
+		numa_report(vm_numa(r->vm), NUMA_AUDIT_AFTER_EAGER, stdout);
 		fflush(stdout);
 	}
 }
@@ -456,7 +516,29 @@ static void run_guest(struct run *r)
 	sigset_t old;
 
 	vm_signals_block(vm, &old);
+	if (e)
+		env_sample(r->o.env); /* before anything is populated */
 	eager_begin(e, vm);
+	if (eager_in_background(e)) {
+		/*
+		 * Lazy's setup, and the eager threads beside the guest: created
+		 * before the vCPUs (and before the main thread's sandbox, which
+		 * allows no more threads), released once the vCPU threads exist
+		 * (a thread's stack needs the mmap lock a populating thread
+		 * holds), never waited for: the run's end stops them.
+		 */
+		place_guest(r);
+		if (!vm_stopping(vm))
+			eager_background_start(e, vm, !r->cfg->no_sandbox);
+		if (!vm_stopping(vm))
+			vm_start_vcpus(vm);
+		eager_release(e);
+		main_thread_ready(r);
+		vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+		eager_background_join(e);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	if (eager_on_vcpu_threads(e)) {
 		/* Each populates its slice once all exist, then waits for eager_go. */
 		vm_start_vcpus(vm);
@@ -478,7 +560,8 @@ static void run_guest(struct run *r)
 			start_paging(r);
 		if (!vm_stopping(vm))
 			vm_start_vcpus(vm);
-		/* The guest runs: the record's files cost nothing on the way to it. */
+		/* The record's files and the main thread's filter: once the guest ran. */
+		wait_guest_settled(r, deadline, timeout);
 		main_thread_ready(r);
 	}
 	vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
@@ -499,6 +582,14 @@ int run_execute(struct run *r)
 	/* A run whose --record-touch file is lost must not look like a success. */
 	return status == EXIT_GUEST_OK && paging_record_error(r->paging) ? EXIT_HOST
 									 : status;
+}
+
+int run_refuse(struct run *r, enum run_end end, const char *why)
+{
+	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
+	setup_fail(r, end, "%s", why);
+	timeline_mark(r->tl, PHASE_VM_EXIT);
+	return vm_exit_status(r->vm);
 }
 
 /* --- what the run measured ------------------------------------------------- */
@@ -525,9 +616,14 @@ void run_report(struct run *r, int status, int timeline)
 	struct run_view v;
 
 	run_view(r, &v);
+	if (r->o.verbose && eager_in_background(r->eager)) {
+		eager_background_report(&v, stdout);
+		fflush(stdout);
+	}
 	ending_print(&v, status, r->o.verbose, timeline);
 	if (r->o.verbose) {
 		paging_report(&v, stdout);
+		numa_report(vm_numa(r->vm), NUMA_AUDIT_AT_EXIT, stdout);
 		fflush(stdout);
 	}
 }

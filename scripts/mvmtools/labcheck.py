@@ -16,8 +16,16 @@ Everything it runs and checks comes from the lab's own text:
                             ```check block (bash that must succeed on what the
                             commands wrote), a "rig check: NAME" line naming a
                             check of tests/rig/check, or "<!-- no check: why -->"
+  <!-- lab-number N in LO..HI from "COMMAND" jq 'FILTER' -->
+                            a number the text states (N, as written within the
+                            40 lines above the marker: in prose or in sample
+                            output) that the program must still give: COMMAND
+                            (FILE in it is a results file of its own) is run,
+                            FILTER read from FILE, and its value must lie in
+                            [LO, HI], as N must; in docs/lab/*.md and
+                            docs/guide.md (say in the text why it moves)
 It works in build/lab-check/, a scratch top directory (./minivmm, guest/,
-scripts/ and tests/bin/ linked to the real ones), so your own results/lab/
+scripts/, tests/bin/ and build/bench/ linked to the real ones), so your own results/lab/
 is left alone.
 """
 import glob
@@ -176,6 +184,32 @@ def without_output(args):
     return re.sub(" +", " ", a)
 
 
+NUMBER = re.compile(r"<!-- lab-number (?P<stated>[0-9][0-9,.]*) in (?P<lo>-?[0-9.]+)\.\.(?P<hi>-?[0-9.]+) "
+                    r"from \"(?P<cmd>[^\"]+)\" jq '(?P<jq>[^']+)' -->")
+NUMBER_LOOKBACK = 40  # lines above a marker where the number it checks is stated
+NUMBER_DOCS = ("docs/lab/[0-9][0-9]-*.md", "docs/lab/answers.md", "docs/lab/cookbook.md", "docs/guide.md")
+
+
+def number_markers(text):
+    """(line number, stated, lo, hi, command, jq filter, stated-in-text) of every
+    lab-number marker of TEXT; stated-in-text: N appears as written in the
+    NUMBER_LOOKBACK lines above it (or on its line, before it)."""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        for m in NUMBER.finditer(line):
+            above = NUMBER.sub("", "\n".join(lines[max(0, i - NUMBER_LOOKBACK):i] + [line[:m.start()]]))
+            seen = re.search(r"(?<![0-9,.])" + re.escape(m.group("stated")) + r"(?![0-9]|[,.][0-9])", above) is not None
+            out.append((i + 1, m.group("stated"), float(m.group("lo")), float(m.group("hi")),
+                        m.group("cmd"), m.group("jq"), seen))
+    return out
+
+
+def stated_value(stated):
+    """ "38,439" -> 38439.0"""
+    return float(stated.replace(",", ""))
+
+
 def has_commands(script):
     return any(not re.match(r"^\s*(#.*)?$", line) for line in script.split("\n") if line != "")
 
@@ -203,6 +237,22 @@ class LabCheck:
                                cwd=self.w, stdout=f, stderr=subprocess.STDOUT)
         return p.returncode == 0
 
+    def number(self, k, cmd, jq):
+        """Run a lab-number marker's command with FILE its own results file and
+        read the filter's value from it: a float, or None."""
+        res = "numbers/%d.json" % k
+        script = "numbers/%d.sh" % k
+        with open(os.path.join(self.w, script), "w") as s:
+            s.write(re.sub(r"\bFILE\b", res, cmd) + "\n")
+        if not self.bash(script, "numbers/%d.log" % k):
+            return None
+        p = subprocess.run(["jq", "-e", jq, os.path.join(self.w, res)], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+        try:
+            return float(p.stdout.decode().split()[0])
+        except (IndexError, ValueError):
+            return None
+
     def tail(self, log, n):
         with open(os.path.join(self.w, log), "rb") as f:
             lines = f.read().decode("utf-8", "replace").split("\n")
@@ -211,11 +261,13 @@ class LabCheck:
         return "\n".join(lines[-n:])
 
     def scratch(self):
-        subprocess.run(["make", "-s", "all", "tests/bin/hello.raw"], cwd=self.root, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(["make", "-s", "all", "tests/bin/hello.raw", "build/bench/roofline"], cwd=self.root,
+                       stdout=subprocess.DEVNULL, check=True)
         shutil.rmtree(self.w, ignore_errors=True)
-        for d in ("guest", "tests/bin", "results"):
+        for d in ("guest", "tests/bin", "results", "build"):
             os.makedirs(os.path.join(self.w, d), exist_ok=True)
         os.symlink(os.path.join(self.root, "minivmm"), os.path.join(self.w, "minivmm"))
+        os.symlink(os.path.join(self.root, "build/bench"), os.path.join(self.w, "build/bench"))
         os.symlink(os.path.join(self.root, "guest/guest.bin"), os.path.join(self.w, "guest/guest.bin"))
         os.symlink(os.path.join(self.root, "scripts"), os.path.join(self.w, "scripts"))
         for b in sorted(glob.glob(os.path.join(self.root, "tests/bin/*.bin")) + glob.glob(os.path.join(self.root, "tests/bin/*.raw"))):
@@ -223,7 +275,8 @@ class LabCheck:
 
     def rig_cases(self):
         """Each case of tests/rig/cases as the command line it runs (the shell file evaluated)."""
-        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; . tests/rig/cases'], cwd=self.root,
+        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; run_numa() { run "$@"; }; . tests/rig/cases'],
+                           cwd=self.root,
                            env=dict(os.environ, G="guest/guest.bin", F=""), stdout=subprocess.PIPE, check=True)
         return set(re.sub(" +", " ", line) for line in p.stdout.decode().split("\n"))
 
@@ -322,6 +375,31 @@ class LabCheck:
                     checked = True
                 if not checked:
                     self.no(q, "its answer has no ```check block, rig check or <!-- no check: why -->")
+        # 4. every number the text states with a lab-number marker, from a run now
+        docs = sorted(set(f for pat in NUMBER_DOCS for f in glob.glob(os.path.join(self.root, pat))))
+        chosen = set(os.path.join(self.root, f) for _, f in exercises)
+        os.makedirs(os.path.join(self.w, "numbers"), exist_ok=True)
+        k = 0
+        for path in docs:
+            rel = os.path.relpath(path, self.root)
+            if want and path not in chosen:
+                continue
+            for line, stated, lo, hi, cmd, jq, seen in number_markers(open(path).read()):
+                k += 1
+                name = "number-%s:%d" % (rel, line)
+                value = self.number(k, cmd, jq)
+                if not seen:
+                    self.no(name, "the marker checks %s, which the %d lines above it do not state"
+                            % (stated, NUMBER_LOOKBACK))
+                elif not lo <= stated_value(stated) <= hi:
+                    self.no(name, "it states %s, outside its own range %g..%g" % (stated, lo, hi))
+                elif value is None:
+                    self.no(name, "%s: no number from jq '%s' (see %s/numbers/%d.log)" % (cmd, jq, WORK, k))
+                elif not lo <= value <= hi:
+                    self.no(name, "it states %s (range %g..%g), the program gives %g now (%s): "
+                            "update the text, its range and why it moves" % (stated, lo, hi, value, cmd))
+                else:
+                    self.ok("%s %s (now %g, in %g..%g)" % (name, stated, value, lo, hi))
         # Answers to questions nobody asks are stale.
         for m in re.finditer(r"^### (Q([0-9]+)\.[0-9]+)", answers, re.M):
             q, qn = m.group(1), m.group(2)

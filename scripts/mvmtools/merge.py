@@ -18,7 +18,7 @@ PREFIX defaults to "merged".
 Columns:
   mode      which runs a row summarises: "run" = a single run, or every measured
             run of a --repeat experiment (one configuration, no lazy/eager split);
-            "lazy" and "eager" = the two sides of a --compare experiment
+            "lazy", "eager", "uffd", ... = the modes of a --compare experiment
   eager     the eager strategy that ran (none for a lazy run)
   runs      measured runs behind the row (warm-ups left out); times are their
             medians, in ms since exec
@@ -252,8 +252,8 @@ def write_txt(path, groups, items):
                                                             row["exit_status"] or "-", row["exit_reason"] or "-", why))
     lines += ["",
               "Times: ms since exec, medians over each row's measured runs (warm-ups left out); - = not measured.",
-              "mode: run = a single run or a --repeat experiment (one configuration); lazy / eager = the two",
-              "sides of a --compare experiment. eager: the strategy that ran. status failed: exit status not 0,",
+              "mode: run = a single run or a --repeat experiment (one configuration); lazy, eager, uffd, ... =",
+              "the modes of a --compare experiment. eager: the strategy that ran. status failed: exit status not 0,",
               "or flat/sweep never reached its first pass. pass_pf_taken: KVM's page faults in the first pass."]
     text = "\n".join(lines) + "\n"
     with open(path, "w") as f:

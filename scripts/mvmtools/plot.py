@@ -15,9 +15,15 @@ medians with min-max error bars over its measured runs.
                 sit at the bottom (0.5), each series' a little apart
   MORE.json     more results files on the same axes, each line labelled with
                 its file's backing, eager strategy and vCPUs (e.g. anon vs thp)
-A --compare file (alone): the lazy and eager timelines as stacked bars, one
-segment per phase (the medians of its measured runs), and each run's end and
-first useful work as points, so the spread between runs shows.
+A --compare file (alone): each mode's timeline as stacked bars, one segment
+per phase (the medians of its measured runs), and each run's end and first
+useful work as points, so the spread between runs shows. When its runs carry
+the touch frontier (flat and perm: "progress"), also OUT-PREFIX-progress.png:
+time to responsiveness, one line per mode on one time axis (ms since exec):
+the guest's first pass, MiB written so far (all vCPUs), and, where the run
+has one ("eager"."progress", background eager), the host's populate frontier
+dashed in the same colour. Each mode's line is one representative run: its
+median by first useful work (the title says which run).
 A table row is the all-vCPU record of a --parallel run, else vCPU 0's.
 """
 import os
@@ -214,8 +220,21 @@ def _wrap(text, width=110):
 
 
 # --- the compare plot -----------------------------------------------------------------
+def compare_modes(res):
+    """The modes of a --compare file with aggregates, in the order it ran them."""
+    listed = res.doc.get("experiment", {}).get("modes") or ["lazy", "eager"]
+    return [m for m in listed if res.aggregate(m)]
+
+
+def mode_title(res, m):
+    """'eager (populate)': a mode and the strategy its eager resolved to, if it had one."""
+    run = res.first_measured(m)
+    strategy = run.get("eager", "strategy") if run else None
+    return "%s (%s)" % (m, strategy) if strategy and strategy != "none" else m
+
+
 def compare_plot(res, out, term, tmp):
-    modes = [m for m in ("lazy", "eager") if res.aggregate(m)]
+    modes = compare_modes(res)
     if not modes:
         raise PlotError("%s is a --compare file without aggregates (no measured run)" % res.path)
     med = {}
@@ -253,10 +272,9 @@ def compare_plot(res, out, term, tmp):
             gnuplot.quote(PHASE_COLORS.get(p, gnuplot.color(j)))))
     plots.append("%s using 1:2 with points pt 7 ps 1.2 lc rgb \"#000000\" title \"each run: end (vm_exit)\"" % gnuplot.quote(pts))
     plots.append("%s using 1:3 with points pt 9 ps 1.4 lc rgb \"#cc0000\" title \"each run: first useful work\"" % gnuplot.quote(pts))
-    run = res.first_measured("eager") or res.runs[-1]
-    strategy = run.get("eager", "strategy") or run.config.get("eager", "?")
-    title = "lazy vs eager (%s): %s; %s; bars: median duration of each phase, points: each run" % (
-        strategy, what_ran(res), ", ".join("%s %s" % (m, runs_text(res, m)) for m in modes))
+    title = "%s: %s; %s; bars: median duration of each phase, points: each run" % (
+        " vs ".join(mode_title(res, m) for m in modes), what_ran(res),
+        ", ".join("%s %s" % (m, runs_text(res, m)) for m in modes))
     gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
           "set title %s" % gnuplot.quote(_wrap(title, 70)), "set style data histograms",
           "set style histogram rowstacked", "set style fill solid 0.85 border -1", "set boxwidth 0.5",
@@ -264,6 +282,84 @@ def compare_plot(res, out, term, tmp):
           "set datafile separator \"\\t\"", "set datafile missing \"NaN\"", "set xrange [-0.6:%g]" % (len(modes) - 0.4),
           "plot " + ", ".join(plots)]
     return gp
+
+
+# --- time to responsiveness: the frontiers -----------------------------------------------
+def representative(res, mode):
+    """The measured run of MODE at the median of first useful work (of an even
+    number, the sooner of the middle two), or None if none marked it."""
+    runs = [r for r in res.measured(mode) if r.summary.get("first_useful_work_ms") is not None]
+    if not runs:
+        return None
+    runs.sort(key=lambda r: r.summary["first_useful_work_ms"])
+    return runs[(len(runs) - 1) // 2]
+
+
+def summed(points):
+    """[(t_ms, bytes)] of several threads' (thread, t_ms, bytes) frontiers, each
+    never decreasing: at every point in time, the sum of each thread's latest."""
+    latest, out = {}, []
+    for thread, t, b in sorted(points, key=lambda p: (p[1], p[0])):
+        latest[thread] = max(b, latest.get(thread, 0))
+        total = sum(latest.values())
+        if out and out[-1][0] == t:
+            out[-1] = (t, total)
+        else:
+            out.append((t, total))
+    return out
+
+
+def guest_frontier(run):
+    """The guest's first pass, all vCPUs: [(t_ms, bytes)]; [] without progress points."""
+    pts = [(p.get("vcpu"), p.get("t_ms"), p.get("bytes")) for p in run.doc.get("progress") or []
+           if p.get("iteration") == 1 and p.get("t_ms") is not None and p.get("bytes") is not None]
+    return summed(pts)
+
+
+def host_frontier(run):
+    """The host's populate frontier (background eager's "eager"."progress"): [(t_ms, bytes)]."""
+    pts = [(p.get("thread"), p.get("t_ms"), p.get("bytes")) for p in run.get("eager", "progress", default=[])
+           if isinstance(p, dict) and p.get("t_ms") is not None and p.get("bytes") is not None]
+    return summed(pts)
+
+
+def has_progress(res):
+    return any(guest_frontier(r) for r in res.measured())
+
+
+def progress_plot(res, out, term, tmp):
+    """One line per mode: the guest's touch frontier (and the host's populate
+    frontier, dashed, where there is one) of its representative run."""
+    data = os.path.join(tmp, "progress.dat")
+    plots, which, idx = [], [], 0
+    with open(data, "w") as f:
+        for i, m in enumerate(compare_modes(res)):
+            run = representative(res, m)
+            if run is None:
+                continue
+            colour = gnuplot.quote(gnuplot.color(i))
+            fuw = run.summary.get("first_useful_work_ms")
+            which.append("%s run %s (%s ms)" % (m, run.index, "%.1f" % fuw if fuw is not None else "?"))
+            for kind, pts, style in (("guest touch frontier", guest_frontier(run), "lw 2"),
+                                     ("host populate frontier", host_frontier(run), "lw 1.5 dt 2")):
+                if not pts:
+                    continue
+                f.write("# %s: %s\n" % (m, kind))
+                for t, b in pts:
+                    f.write("%r\t%r\n" % (t, b / 1048576))
+                f.write("\n\n")
+                plots.append("%s index %d using 1:2 with steps %s lc rgb %s title %s" % (
+                    gnuplot.quote(data), idx, style, colour, gnuplot.quote("%s: %s" % (mode_title(res, m), kind))))
+                idx += 1
+    if not plots:
+        raise PlotError("%s has no touch frontier (progress) in its runs: flat and perm record one" % res.path)
+    title = ("time to responsiveness: %s; each mode's run at its median first useful work: %s; "
+             "solid: the guest's first pass (MiB written, all vCPUs), dashed: the host's populate frontier"
+             % (what_ran(res), ", ".join(which)))
+    return ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
+            "set title %s" % gnuplot.quote(_wrap(title, 100)), 'set xlabel "ms since exec"',
+            'set ylabel "MiB"', "set key top left Left reverse box opaque", "set grid",
+            "set yrange [0:*]", "set datafile separator \"\\t\"", "plot " + ", ".join(plots)]
 
 
 # --- the command line -------------------------------------------------------------
@@ -323,18 +419,23 @@ def main(argv):
         out = "%s.%s" % (prefix, fmt)
         tmp = tempfile.mkdtemp(prefix="plot.")
         try:
+            jobs = []
             if files[0].kind == "compare":
                 if len(files) > 1 or counter:
                     raise PlotError("a --compare file is plotted alone, as phase bars (no --y, no other files)", 2)
-                gp = compare_plot(files[0], out, TERMINALS[fmt], tmp)
+                jobs.append((out, compare_plot(files[0], out, TERMINALS[fmt], tmp)))
+                if has_progress(files[0]):
+                    more = "%s-progress.%s" % (prefix, fmt)
+                    jobs.append((more, progress_plot(files[0], more, TERMINALS[fmt], tmp)))
             else:
-                gp = sweep_plot(files, counter, out, TERMINALS[fmt], tmp)
-            script = os.path.join(tmp, "plot.gp")
-            with open(script, "w") as f:
-                f.write("\n".join(gp) + "\n")
-            ok, err = gnuplot.run(script)
-            if not ok or not os.path.exists(out) or os.path.getsize(out) == 0:
-                raise PlotError("gnuplot wrote nothing to %s%s" % (out, ": " + err if err else ""))
+                jobs.append((out, sweep_plot(files, counter, out, TERMINALS[fmt], tmp)))
+            for k, (path, gp) in enumerate(jobs):
+                script = os.path.join(tmp, "plot%d.gp" % k)
+                with open(script, "w") as f:
+                    f.write("\n".join(gp) + "\n")
+                ok, err = gnuplot.run(script)
+                if not ok or not os.path.exists(path) or os.path.getsize(path) == 0:
+                    raise PlotError("gnuplot wrote nothing to %s%s" % (path, ": " + err if err else ""))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except PlotError as e:
@@ -345,5 +446,6 @@ def main(argv):
             if e.status == 2 and "usage" not in str(e) and "valid:" not in str(e):
                 print(USAGE, file=sys.stderr)
         return e.status
-    print(out)
+    for path, _ in jobs:
+        print(path)
     return 0

@@ -211,6 +211,131 @@ def _raw_touch(d):
     return ge(pf, 4096) and le(pf, 4400) and lt(member(s, "insn_emulation"), 100)
 
 
+# --- background prefault (--eager=background:prefault): spare vCPUs, counters ---
+
+BG_CASES = ("bg-prefault", "bg-prefault-frontier")
+BG_SLACK = 0.02  # of lazy's faults, for the TSC anchor's error on the emulated clocks
+
+
+def covered(doc):
+    """The fraction of the guest's first pass eager populated before the guest got
+    there (results: eager.covered_first, a lower bound from both frontiers), or None."""
+    return member(member(doc.get("eager"), "covered_first"), "fraction")
+
+
+def bg_bound(lazy_pf, c):
+    """What the first pass may take at most: lazy's faults less the part covered first."""
+    return lazy_pf * (1 - c) + BG_SLACK * lazy_pf + 16
+
+
+def _pct(x):
+    return "-" if x is None else "%.1f%%" % (100 * x)
+
+
+def _bg_auto(d):
+    return (eager(d, "requested") == "auto" and eager(d, "strategy") == "prefault" and eager(d, "background") is True
+            and eager(d, "spare_vcpus") == [cfg(d, "vcpus")])
+
+
+def _bg_spare(d):
+    pt = eager(d, "per_thread") or []
+    return (first_ran(d) and eager(d, "background") is True and eager(d, "strategy") == "prefault" and len(pt) == 1
+            and member(pt[0], "prefault_vcpu") == cfg(d, "vcpus") and gt(member(pt[0], "prefault_calls"), 0)
+            and member(pt[0], "prefault_bytes") == member(pt[0], "done_bytes") and gt(member(pt[0], "done_bytes"), 0)
+            and "eager_done" not in [p.get("phase") for p in d.get("timeline") or []]
+            and covered(d) is not None)
+# --- --numa: placement (the audit's counts) and pinning (each thread's CPU) ----------
+def cpulist(text):
+    """The CPUs of a sysfs list ("0-3,8") as a set; None for anything else."""
+    if not isinstance(text, str):
+        return None
+    out = set()
+    for part in text.split(","):
+        if part == "":
+            continue
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            return None
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def numa(d, key):
+    return member(d.get("numa"), key)
+
+
+def numa_nodes(d):
+    n = numa(d, "nodes")
+    return n if isinstance(n, list) else []
+
+
+def local_fraction(node):
+    return member(member(node, "audit"), "local_fraction")
+
+
+def _all_local(d, when, nodes=2):
+    ns = numa_nodes(d)
+    return (numa(d, "audited") == when and len(ns) == nodes
+            and all(ge(local_fraction(n), 0.99) for n in ns))
+
+
+def _pinned(d, nodes=2):
+    """Every vCPU thread and eager thread ran inside its node's CPUs, with exactly
+    those CPUs as its affinity."""
+    ns = numa_nodes(d)
+    if len(ns) != nodes:
+        return False
+    cpus = [cpulist(member(n, "cpus")) for n in ns]
+    if any(not c for c in cpus):
+        return False
+    threads = [(t, t.get("node")) for t in numa(d, "vcpu_threads") or [] if isinstance(t, dict)]
+    threads += [(t, t.get("node")) for t in eager(d, "per_thread") or [] if isinstance(t, dict)]
+    if not threads:
+        return False
+    for t, k in threads:
+        if not isinstance(k, int) or not 0 <= k < nodes or cpulist(t.get("allowed")) != cpus[k]:
+            return False
+        if t.get("cpu") not in cpus[k] or t.get("cpu_end", t.get("cpu")) not in cpus[k]:
+            return False
+    return True
+
+
+def _remote_counts(d):
+    """One thread pinned to node 0 populated both ranges under first touch: node 0's
+    pages all on host node 0, and node 1's too (none local)."""
+    ns = numa_nodes(d)
+    if len(ns) != 2 or numa(d, "mbind") is not False:
+        return False
+    a0, a1 = member(ns[0], "audit"), member(ns[1], "audit")
+    h0 = str(member(ns[0], "host_node"))
+    pt = eager(d, "per_thread") or []
+    return (len(pt) == 1 and member(pt[0], "nodes") == 2 and ge(local_fraction(ns[0]), 0.99)
+            and member(a1, "local") == 0 and gt(member(a1, "present"), 0)
+            and member(member(a1, "on_nodes"), h0) == member(a1, "present")
+            and member(a0, "present") == member(a0, "sampled"))
+
+
+def _remote_bind(d):
+    pt = eager(d, "per_thread") or []
+    return (numa(d, "mbind") is True and len(pt) == 1 and member(pt[0], "nodes") == 2
+            and _all_local(d, "after_eager"))
+
+
+def _touch_local(d):
+    """The guest's touch pass, each vCPU on its own node's range (from the boot info),
+    first touch by pinned vCPU threads: local, audited at the end."""
+    ns = numa_nodes(d)
+    return (_all_local(d, "at_exit") and numa(d, "mbind") is False
+            and all(ge(member(member(n, "audit"), "present"), member(member(n, "audit"), "sampled") * 0.99)
+                    for n in ns))
+
+
+def _auto_one_vcpu(d):
+    hn = numa(d, "host_nodes")
+    return (_all_local(d, "after_eager", nodes=1) and isinstance(hn, int)
+            and numa(d, "nodes_left_out") == hn - 1 and _pinned(d, nodes=1))
+
+
 def checks(vendor):
     """Every check of a case's JSON: (name, case, what it asserts, predicate)."""
     return [
@@ -241,12 +366,41 @@ def checks(vendor):
         ("hypercalls-are-io-exits", "platform", "io_exits over the timeline > 0", _io_exits),
         ("sweep-thp-2m-npt-faults", "sweep-thp", "demand records' pf_taken < pages / 10", _sweep_thp),
         ("raw-touch-npt-faults", "raw-touch", "vm_exit: 4096 <= pf_taken <= 4400, insn_emulation < 100", _raw_touch),
+        # Background prefault: KVM_PRE_FAULT_MEMORY on a spare vCPU while vCPU 0 runs.
+        ("bg-auto-chooses-prefault", "bg-auto", "--eager=background resolved to prefault, one spare vCPU", _bg_auto),
+        ("bg-prefault-spare-vcpu", "bg-prefault",
+         "one thread prefaulting all it populated through spare vCPU 1, no eager_done phase, coverage known",
+         _bg_spare),
+        ("bg-prefault-frontier-spare-vcpu", "bg-prefault-frontier",
+         "one thread prefaulting all it populated through spare vCPU 1, no eager_done phase, coverage known",
+         lambda d: _bg_spare(d) and eager(d, "order") == "frontier"),
+        ("numa-auto-one-vcpu-local", "numa-auto-one-vcpu",
+         "one node (the others left out: one vCPU), >= 99% local, threads pinned", _auto_one_vcpu),
+        ("numa-bind-local", "numa-bind", "2 nodes, each >= 99% of its pages on its node after eager",
+         lambda d: _all_local(d, "after_eager") and numa(d, "mbind") is True),
+        ("numa-bind-pinned", "numa-bind", "every vCPU and eager thread on its node's CPUs, affinity = the node's cpulist",
+         _pinned),
+        ("numa-first-touch-local", "numa-first-touch", "no mbind, pinned threads: 2 nodes >= 99% local",
+         lambda d: _all_local(d, "after_eager") and numa(d, "mbind") is False and _pinned(d)),
+        ("numa-remote-first-touch", "numa-remote",
+         "one thread on node 0: node 1's pages all on host node 0, node 0's local", _remote_counts),
+        ("numa-remote-bind-local", "numa-remote-bind", "one thread on node 0, mbind: both nodes >= 99% local",
+         _remote_bind),
+        ("numa-touch-local", "numa-touch", "the guest's touch pass on each vCPU's node: >= 99% local at exit",
+         _touch_local),
     ]
+
+
+# Cases that need two NUMA nodes (run_numa in tests/rig/cases): skipped on a rig with one.
+NUMA_CASES = ("numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind", "numa-touch", "numa-too-big",
+              "numa-too-few-vcpus")
 
 
 # Exit statuses and what minivmm said: (case, status, stderr regular expression).
 EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "populate", "prefault", "thp", "thp-prefault", "sweep",
-                                 "smp", "demand-1k", "demand-2k", "sweep-thp", "raw-touch")] + [
+                                 "smp", "demand-1k", "demand-2k", "sweep-thp", "raw-touch", "numa-auto-one-vcpu",
+                                 "numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind",
+                                 "numa-touch", "bg-auto", "bg-prefault", "bg-prefault-frontier")] + [
     ("exit-status", 1, "guest exited with status 7"),
     ("fault", 4, "page fault.*fault address 0x40000000000"),
     ("ud2", 4, r"guest aborted on vCPU 0: unhandled exception 6 \(#UD invalid opcode\)"),
@@ -255,11 +409,14 @@ EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "populate", "prefaul
     ("bad-hypercall-pointer", 4, "guest ABI violation.*0xfffff000 are outside guest RAM"),
     ("bad-hypercall-number", 4, "guest ABI violation.*unknown hypercall number 77"),
     ("raw", 1, "guest exited with status 7"),
+    ("numa-too-big", 3, r"--numa: node 1 cannot hold its 1024 MiB of guest RAM: it has [0-9]+ MiB free"),
+    ("numa-too-few-vcpus", 2, r"--numa=0,1: 2 nodes need at least 2 vCPUs"),
 ]
 
 # Verdicts that are neither an exit status nor a check of one case's JSON.
 OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "auto-says-prefault",
-                "demand-one-npt-fault-per-fault"]
+                "demand-one-npt-fault-per-fault", "numa-nodes", "numa-guest-sees-nodes", "numa-line",
+                "bg-auto-says-prefault", "bg-prefault-faults-below-lazy", "bg-prefault-frontier-faults-below-lazy"]
 
 # The order of the verdicts after the exit statuses and the console lines.
 JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
@@ -267,7 +424,12 @@ JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "l
               "populate-still-faults", "prefault-first-pass-no-faults", "prefault-maps-all-memory", "prefault-resident",
               "thp-faults-in-2m-units", "thp-prefault-no-faults", "thp-prefault-maps-2m", "sweep-records",
               "smp-prefault-per-vcpu", "firmware-runs-natively", "hypercalls-are-io-exits",
-              "demand-one-npt-fault-per-fault", "sweep-thp-2m-npt-faults", "raw-touch-npt-faults"]
+              "demand-one-npt-fault-per-fault", "sweep-thp-2m-npt-faults", "raw-touch-npt-faults",
+              "numa-auto-one-vcpu-local", "numa-bind-local", "numa-bind-pinned", "numa-line", "numa-guest-sees-nodes",
+              "numa-first-touch-local", "numa-remote-first-touch", "numa-remote-bind-local", "numa-touch-local",
+              "bg-auto-chooses-prefault", "bg-auto-says-prefault", "bg-prefault-spare-vcpu",
+              "bg-prefault-faults-below-lazy", "bg-prefault-frontier-spare-vcpu",
+              "bg-prefault-frontier-faults-below-lazy"]
 
 FLAT_CASES = ("lazy", "populate", "prefault", "thp", "thp-prefault")
 PER_FAULT_COUNTERS = ("pf_taken", "exits", "insn_emulation", "mmu_pte_write")
@@ -308,9 +470,14 @@ def _any_line(path, pattern):
 class Judge:
     def __init__(self, rig, vendor, log, outdir):
         self.rig, self.vendor, self.log, self.d = rig, vendor, log, outdir
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
         self.lines = []
         self.console = (_read(log) or "").split("\n")
+        self.skips = {}
+        for line in self.console:
+            m = re.match(r"=== SKIP ([^ ]+) (.*)", line)
+            if m:
+                self.skips[m.group(1)] = m.group(2)
 
     def ok(self, name):
         self.lines.append("PASS %s/%s" % (self.rig, name))
@@ -319,6 +486,14 @@ class Judge:
     def no(self, name, why):
         self.lines.append("FAIL %s/%s: %s" % (self.rig, name, why))
         self.failed += 1
+
+    def skip(self, name, case):
+        """True (and a SKIP line) when the rig skipped CASE (run_numa on one node)."""
+        if case not in self.skips:
+            return False
+        self.lines.append("SKIP %s/%s: %s" % (self.rig, name, self.skips[case]))
+        self.skipped += 1
+        return True
 
     def status(self, case):
         for line in self.console:
@@ -331,6 +506,8 @@ class Judge:
         return os.path.join(self.d, case + ext)
 
     def expect(self, case, want, err_re):
+        if self.skip(case, case):
+            return
         got = self.status(case)
         err = (_read(self.path(case, ".err"), 400) or "").rstrip("\n")
         if got != str(want):
@@ -341,6 +518,8 @@ class Judge:
             self.ok(case)
 
     def check(self, name, case, what, pred):
+        if self.skip(name, case):
+            return
         doc = _load(self.path(case, ".json"))
         try:
             good = doc is not None and bool(pred(doc))
@@ -357,6 +536,74 @@ class Judge:
             self.ok("auto-says-prefault")
         else:
             self.no("auto-says-prefault", "\n".join(ln for ln in (_read(out) or "").split("\n") if "eager" in ln))
+
+    def bg_says_prefault(self):
+        out = self.path("bg-auto", ".out")
+        line = "eager: background prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], order front, 1 thread"
+        if _any_line(out, "^" + re.escape(line)):
+            self.ok("bg-auto-says-prefault")
+        else:
+            self.no("bg-auto-says-prefault", "\n".join(ln for ln in (_read(out) or "").split("\n") if "eager" in ln))
+
+    def bg_below_lazy(self, case):
+        """The first pass with background prefault faults at most lazy's faults less the
+        fraction eager covered first (a lower bound from both frontiers), with a slack."""
+        name = case + "-faults-below-lazy"
+        lazy, bg = _load(self.path("lazy", ".json")), _load(self.path(case, ".json"))
+        try:
+            lp, bp, c = fget(lazy, "pf_taken"), fget(bg, "pf_taken"), covered(bg)
+            good = first_ran(lazy) and first_ran(bg) and c is not None and bp <= bg_bound(lp, c)
+        except (TypeError, AttributeError):
+            good, lp, bp, c = False, None, None, None
+        if good:
+            self.ok(name)
+        else:
+            self.no(name, "%s.json: first-pass pf_taken %s, lazy's %s, covered first %s: want pf_taken <= lazy x (1 - "
+                    "covered) + %g x lazy + 16" % (case, bp, lp, c, BG_SLACK))
+    def numa_nodes_seen(self):
+        """The kernel sees as many NUMA nodes as the emulator has (init's === NUMA line)."""
+        line = next((x for x in self.console if x.startswith("=== NUMA ")), "")
+        m = re.match(r"=== NUMA expected=([0-9]+) seen=([0-9]+)", line)
+        if m and m.group(1) == m.group(2):
+            self.ok("numa-nodes")
+        else:
+            self.no("numa-nodes", line or "no === NUMA line in %s" % self.log)
+
+    def numa_guest_sees_nodes(self):
+        """hello printed the /numa nodes of the boot info, as the results describe them."""
+        name = "numa-guest-sees-nodes"
+        if self.skip(name, "numa-bind"):
+            return
+        d = _load(self.path("numa-bind", ".json"))
+        out = _read(self.path("numa-bind", ".out")) or ""
+        want = []
+        for k, n in enumerate(numa_nodes(d) if d else []):
+            try:
+                want.append("numa: node %d: [0x%x, 0x%x) %d MiB, vCPUs %d-%d, host node %d, %s"
+                            % (k, n["gpa"], n["gpa"] + n["bytes"], n["bytes"] >> 20, n["vcpu_first"],
+                               n["vcpu_first"] + n["vcpus"] - 1, n["host_node"], numa(d, "policy")))
+            except (KeyError, TypeError):
+                want = []
+                break
+        lines = out.split("\n")
+        if len(want) == 2 and all(w in lines for w in want):
+            self.ok(name)
+        else:
+            self.no(name, "numa-bind.out lacks %s; it has: %s"
+                    % (want or "(no nodes in numa-bind.json)", [x for x in lines if x.startswith("numa")]))
+
+    def numa_line(self):
+        """The report's line after eager's: the placement per node, in percent."""
+        name = "numa-line"
+        if self.skip(name, "numa-bind"):
+            return
+        out = self.path("numa-bind", ".out")
+        pat = r"^  node [01]: host node [01], CPUs [01], vCPU [01], .*: [0-9]+ of [0-9]+ pages on node [01], (99|100)\.[0-9]% local$"
+        t = _read(out) or ""
+        if sum(1 for x in t.split("\n") if re.match(pat, x)) == 2 and _any_line(out, r"^numa: bind .*, 2 nodes of 2"):
+            self.ok(name)
+        else:
+            self.no(name, "\n".join(x for x in t.split("\n") if x.startswith("numa") or x.startswith("  node")))
 
     def per_fault(self):
         """One more guest fault: (demand 2048 - demand 1024) / 1024 over workload_end."""
@@ -390,6 +637,7 @@ class Judge:
             self.no("kvm-tdp-on", l1 or "no L1 line in %s" % self.log)
         for case, want, err_re in EXPECTS:
             self.expect(case, want, err_re)
+        self.numa_nodes_seen()
         if _any_line(self.path("raw", ".out"), r"^hello from a raw guest$"):
             self.ok("raw-prints")
         else:
@@ -404,12 +652,39 @@ class Judge:
                 self.auto_says_prefault()
             elif name == "demand-one-npt-fault-per-fault":
                 self.per_fault()
+            elif name == "bg-auto-says-prefault":
+                self.bg_says_prefault()
+            elif name.endswith("-faults-below-lazy"):
+                self.bg_below_lazy(name[:-len("-faults-below-lazy")])
+            elif name == "numa-guest-sees-nodes":
+                self.numa_guest_sees_nodes()
+            elif name == "numa-line":
+                self.numa_line()
             else:
                 self.check(name, *cs[name])
         self.table(l1, took)
+        self.numa_table()
         self.lines.append("")
-        self.lines.append("%s: %d passed, %d failed" % (self.rig, self.passed, self.failed))
+        self.lines.append("%s: %d passed, %d failed, %d skipped" % (self.rig, self.passed, self.failed, self.skipped))
         return self.failed == 0 and self.passed > 0
+
+    def bg_table(self, lazy):
+        """The background cases against lazy: faults of the first pass, what was covered first."""
+        lp = fget(lazy, "pf_taken") if lazy is not None else None
+        rows = [(c, _load(self.path(c, ".json"))) for c in BG_CASES]
+        rows = [(c, d) for c, d in rows if d is not None]
+        if not rows:
+            return
+        self.lines += ["", "%s: background prefault against lazy, first flat pass (covered: the part of the guest's first "
+                       "pass populated before the guest got there, a lower bound; bound: lazy x (1 - covered))" % self.rig]
+        fmt = "%-21s %-9s %6s %9s %8s %8s %8s %7s"
+        self.lines.append(fmt % ("case", "order", "pages", "pf_taken", "lazy_pf", "covered", "bound", "saved"))
+        for c, d in rows:
+            bp, cov, pg = fget(d, "pf_taken"), covered(d), pages(d)
+            bound = "-" if lp is None or cov is None else jq_text(round(lp * (1 - cov)))
+            saved = None if not lp or bp is None else 1 - bp / lp
+            self.lines.append(fmt % (c, jq_text(eager(d, "order")), "" if pg is None else jq_text(pg),
+                                     jq_text(alt(bp, 0)), jq_text(alt(lp, 0)), _pct(cov), bound, _pct(saved)))
 
     def table(self, l1, took):
         lazy = _load(self.path("lazy", ".json"))
@@ -437,9 +712,41 @@ class Judge:
             pg = pages(d)
             self.lines.append(fmt % (c, strategy(d), jq_text(cfg(d, "backing")), "" if pg is None else jq_text(pg),
                                      g(f, "pf_taken"), g(w, "pf_taken"), g(f, "pages_4k"), g(f, "pages_2m")))
+        self.bg_table(lazy)
         l1_first = l1[len("=== L1 "):] if l1.startswith("=== L1 ") else l1
         self.lines.append("(%s: %s; emulator ran %s s; clocks inside are emulation times: see %s/*.out)"
                           % (self.rig, l1_first, took, self.d))
+
+    def numa_table(self):
+        docs = []
+        for c in ("numa-auto-one-vcpu",) + NUMA_CASES:
+            d = _load(self.path(c, ".json"))
+            if d is not None and numa_nodes(d):
+                docs.append((c, d))
+        if not docs:
+            return
+        numa_line = next((x[len("=== NUMA "):] for x in self.console if x.startswith("=== NUMA ")), "")
+        self.lines += ["", "%s: --numa placement after eager (or at exit), counted with move_pages (%s)"
+                       % (self.rig, numa_line)]
+        self.lines += _numa_table_lines(docs)
+
+
+def _numa_table_lines(docs):
+    """The placement audit of the numa cases: per node, where its sampled pages were."""
+    fmt = "%-19s %-11s %-8s %4s %4s %8s %8s %8s %7s"
+    out = [fmt % ("case", "policy", "threads", "node", "host", "sampled", "local", "remote", "local%")]
+    for case, d in docs:
+        pt = eager(d, "per_thread")
+        threads = "touch" if strategy(d) == "touch" else (str(len(pt)) if isinstance(pt, list) else "-")
+        for k, n in enumerate(numa_nodes(d)):
+            a = member(n, "audit")
+            if not isinstance(a, dict):
+                continue
+            lf = a.get("local_fraction")
+            out.append(fmt % (case, jq_text(numa(d, "policy")), threads, k, jq_text(member(n, "host_node")),
+                              jq_text(a.get("sampled")), jq_text(a.get("local")), jq_text(a.get("remote")),
+                              "-" if lf is None else "%.1f" % (100 * lf)))
+    return out
 
 
 def main(argv):

@@ -1,5 +1,6 @@
 # Rig tdp (sourced by tests/rig/run): an AMD machine with SVM and nested
-# paging, emulated by QEMU's TCG (-cpu max). Fast: about 10 s for every case.
+# paging and two NUMA nodes, emulated by QEMU's TCG (-cpu max). Fast: about
+# 10 s for every case.
 rig_title="QEMU -accel tcg -cpu max (AMD SVM + NPT, emulated)"
 rig_vendor=svm
 rig_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd)
@@ -17,9 +18,14 @@ rig_need() {
 # kernel sometimes hit a stray int3 in __schedule (an Oops, then a panic)
 # while KVM's start or end of a VM patched the scheduler's static branch on
 # the other CPU: 2 runs of about 20 here. One thread emulates both CPUs in turn.
+# Two NUMA nodes (SRAT from QEMU's ACPI tables): CPU 0 and half the memory on
+# node 0, CPU 1 and the rest on node 1; the numa cases place guest RAM on them.
+rig_numa_nodes=2
 rig_boot() {
-	local rc=0
+	local rc=0 m0=$((MEM_MIB / 2))
 	timeout -k 10 "$5" qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$MEM_MIB" -smp 2 \
+		-object memory-backend-ram,id=m0,size=${m0}M -object memory-backend-ram,id=m1,size=$((MEM_MIB - m0))M \
+		-numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 \
 		-kernel "$1" -initrd "$2" -append "$3" -nographic -no-reboot -nic none \
 		</dev/null >"$4.raw" || rc=$?
 	tr -d '\r' <"$4.raw" >"$4"

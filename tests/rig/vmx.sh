@@ -11,6 +11,7 @@ rig_timeout=480
 # reboot=t the reboot is a triple fault, on which Bochs stops
 # (reset_on_triple_fault=0 below).
 rig_append="reboot=t"
+rig_numa_nodes=1 # one emulated CPU: the numa cases are skipped
 
 BOCHS_PLUGINS=/usr/lib/x86_64-linux-gnu/bochs/plugins
 
@@ -52,7 +53,7 @@ display_library: term
 romimage: file=/usr/share/bochs/BIOS-bochs-latest, options=fastboot
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
 memory: guest=$MEM_MIB, host=$MEM_MIB
-cpu: model=corei7_icelake_u, count=1, ips=100000000, reset_on_triple_fault=0
+cpu: model=corei7_icelake_u, count=${RIG_CPUS:-1}, ips=100000000, reset_on_triple_fault=0
 pci: enabled=1, chipset=i440fx
 clock: sync=none, time0=local
 ata0-master: type=cdrom, path=$d/boot.iso, status=inserted

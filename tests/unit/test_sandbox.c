@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,7 +20,9 @@
 #define FAKE_STATS_FD 901
 #define FAKE_UFFD_FD  902
 #define FAKE_STOP_FD  903
-#define FAKE_DIR_FD   904 /* SANDBOX_MAIN: the results' directory */
+#define FAKE_SPARE_FD 904
+#define FAKE_DIR_FD   905 /* SANDBOX_MAIN: the results' directory */
+#define RAM_BYTES     (2UL << 20)
 
 enum action {
 	DO_ALLOWED,
@@ -34,8 +37,16 @@ enum action {
 	DO_UFFD_OTHER_FD, /* a uffd ioctl on another fd */
 	DO_UFFD_KVM,	  /* a KVM ioctl on the uffd's fd number */
 	DO_UFFD_READ_OTHER,
-	DO_UFFD_WRITE,	/* no output at all */
-	DO_UFFD_MMAP,	/* no memory of its own */
+	DO_UFFD_WRITE,	       /* no output at all */
+	DO_UFFD_MMAP,	       /* no memory of its own */
+	DO_NUMA_QUERY,	       /* --numa's audit: move_pages asking where a page is */
+	DO_NUMA_MOVE,	       /* move_pages with target nodes: would move pages */
+	DO_NUMA_MBIND,	       /* a memory policy after setup */
+	DO_EAGER_ALLOWED,      /* SANDBOX_EAGER: populate, prefault, mincore */
+	DO_EAGER_OTHER_ADVICE, /* MADV_FREE on guest RAM: it would lose the guest's data */
+	DO_EAGER_RUN_SPARE,    /* KVM_RUN on the spare vCPU */
+	DO_EAGER_OTHER_FD,     /* KVM_PRE_FAULT_MEMORY through another fd */
+	DO_EAGER_WRITE,	       /* no output */
 	DO_MAIN_RENAME, /* SANDBOX_MAIN: the results into place, in their directory */
 	DO_MAIN_RENAME_OTHER, /* ... in another */
 	DO_MAIN_UNLINK_CWD,   /* unlink relative to the working directory */
@@ -45,6 +56,15 @@ struct job {
 	enum sandbox_role role;
 	enum action act;
 };
+
+/* SANDBOX_EAGER's stand-in for guest RAM, mapped before the filter. */
+static uint8_t *eager_map(void)
+{
+	void *m = mmap(NULL, RAM_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return m == MAP_FAILED ? NULL : (uint8_t *)m;
+}
 
 /* In a child's thread: enter the sandbox, then do one thing. */
 static void *sandboxed(void *arg)
@@ -62,8 +82,19 @@ static void *sandboxed(void *arg)
 	struct pollfd pfd[2] = { { .fd = FAKE_UFFD_FD, .events = POLLIN },
 				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
 	struct timespec ts;
+	struct kvm_pre_fault_memory pre = { 0 };
+	unsigned char vec[RAM_BYTES / 4096];
+	uint8_t *ram = j->role == SANDBOX_EAGER ? eager_map() : NULL;
 	char buf[8];
+	void *page = buf;
+	int node = 0, status = 0;
+	unsigned long mask = 1;
 
+	if (j->role == SANDBOX_EAGER) {
+		if (!ram)
+			_exit(2);
+		f.prefault_fd = FAKE_SPARE_FD;
+	}
 	if (sandbox_enter(j->role, &f))
 		_exit(3);
 	switch (j->act) {
@@ -138,18 +169,56 @@ static void *sandboxed(void *arg)
 	case DO_UFFD_MMAP:
 		mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		break;
+	case DO_NUMA_QUERY:
+		/* A kernel without NUMA says ENOSYS: the filter let it through either way. */
+		if (syscall(SYS_move_pages, 0, 1, &page, NULL, &status, 0) &&
+		    errno != ENOSYS)
+			_exit(16);
+		if (sched_getcpu() < 0)
+			_exit(17);
+		break;
+	case DO_NUMA_MOVE:
+		syscall(SYS_move_pages, 0, 1, &page, &node, &status, 0);
+		break;
+	case DO_NUMA_MBIND:
+		syscall(SYS_mbind, buf, 4096, 0, &mask, 2, 0);
+		break;
+	case DO_EAGER_ALLOWED:
+		if (madvise(ram, RAM_BYTES, MADV_POPULATE_WRITE) && errno != EINVAL)
+			_exit(21); /* EINVAL: a kernel without it; the filter let it through */
+		if (ioctl(FAKE_SPARE_FD, KVM_PRE_FAULT_MEMORY, &pre) != -1 ||
+		    errno != EBADF)
+			_exit(22);
+		if (mincore(ram, RAM_BYTES, vec))
+			_exit(23);
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
+			_exit(24);
+		break;
+	case DO_EAGER_OTHER_ADVICE:
+		madvise(ram, RAM_BYTES, MADV_FREE);
+		break;
+	case DO_EAGER_RUN_SPARE:
+		ioctl(FAKE_SPARE_FD, KVM_RUN, 0);
+		break;
+	case DO_EAGER_OTHER_FD:
+		ioctl(FAKE_VCPU_FD, KVM_PRE_FAULT_MEMORY, &pre);
+		break;
+	case DO_EAGER_WRITE:
+		if (write(STDOUT_FILENO, "", 0) < 0)
+			_exit(25);
+		break;
 	case DO_MAIN_RENAME:
 		/* On a closed fd: EBADF means the filter let them through. */
 		if (renameat(FAKE_DIR_FD, "a", FAKE_DIR_FD, "b") != -1 || errno != EBADF)
-			_exit(16);
+			_exit(26);
 		if (linkat(AT_FDCWD, "/proc/self/fd/0", FAKE_DIR_FD, "a",
 			   AT_SYMLINK_FOLLOW) != -1 ||
 		    errno != EBADF)
-			_exit(17);
+			_exit(27);
 		if (unlinkat(FAKE_DIR_FD, "a", 0) != -1 || errno != EBADF)
-			_exit(18);
+			_exit(28);
 		if (fsync(FAKE_DIR_FD) != -1 || errno != EBADF)
-			_exit(19);
+			_exit(29);
 		break;
 	case DO_MAIN_RENAME_OTHER:
 		renameat(FAKE_DIR_FD + 1, "a", FAKE_DIR_FD, "b");
@@ -212,6 +281,12 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_MAIN_RENAME_OTHER)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_MAIN_UNLINK_CWD)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_MAIN_RENAME)));
+	/* --numa: the main thread may ask where pages are, never move or bind them. */
+	st = in_child(SANDBOX_MAIN, DO_NUMA_QUERY);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_NUMA_MOVE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_NUMA_MBIND)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_NUMA_QUERY)));
 	/* userfaultfd handlers: their uffd's page ioctls, poll, the clock, and nothing else. */
 	st = in_child(SANDBOX_UFFD, DO_UFFD_ALLOWED);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -224,5 +299,17 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_WRITE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_UFFD_MMAP)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_UFFD, DO_OPEN)));
+#endif
+	/* Background eager threads: populate guest RAM, prefault through their spare, and no more. */
+	st = in_child(SANDBOX_EAGER, DO_EAGER_ALLOWED);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_RUN_SPARE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_OTHER_FD)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_SOCKET)));
+#ifndef MINIVMM_SANITIZE /* the sanitizer runtime reads, writes, maps, opens, madvises */
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_OTHER_ADVICE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_WRITE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_UFFD_MMAP)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_OPEN)));
 #endif
 }

@@ -47,7 +47,10 @@ static struct run_facts facts(double setup, double eager, double pass, double fu
 					     [SUM_FIRST_USEFUL_WORK] = fuw,
 					     [SUM_TOTAL] = fuw + 1 },
 				   .touched_bytes = 1 << 30,
-				   .ram_bytes = 4.0 * (1 << 30) };
+				   .ram_bytes = 4.0 * (1 << 30),
+				   .pf_taken = -1,
+				   .uffd_faults = -1,
+				   .uffd_p50_ns = -1 };
 }
 
 void test_verdict(void)
@@ -67,6 +70,12 @@ void test_verdict(void)
 	/* Pair 0: 390 ms up front against 900 ms saved per GiB touched, 4 GiB of RAM. */
 	CHECK(v.break_even.n == 3 &&
 	      fabs(v.break_even.median - 390.0 / (900.0 * 4)) < 1e-9);
+	CHECK(v.above_all == 0);
+	/* 5 s up front against 0.9 s saved per GiB of 4 GiB: above 100%, never pays off. */
+	eager[1].s.ms[SUM_EAGER] = 5000;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.above_all == 1 && v.break_even.max > 1);
+	eager[1].s.ms[SUM_EAGER] = 400;
 
 	/* Overlapping spreads: the verdict may not pick a side. */
 	eager[0].s.ms[SUM_FIRST_USEFUL_WORK] = 1150;
@@ -80,4 +89,55 @@ void test_verdict(void)
 		eager[i].s.ms[SUM_FIRST_PASS] = lazy[i].s.ms[SUM_FIRST_PASS] + 5;
 	compare_verdict(lazy, eager, 3, &v);
 	CHECK(v.break_even.n == 0 && v.never == 3);
+
+	/* A run interrupted before its guest ran measured no setup: left out, never a -1 in a spread. */
+	eager[2].s.ms[SUM_SETUP] = -1;
+	eager[2].s.ms[SUM_EAGER] = -1;
+	compare_verdict(lazy, eager, 3, &v);
+	CHECK(v.setup_eager_ms.n == 2 && v.setup_eager_ms.min == 400);
+	CHECK(v.eager_cost_ms.n == 2 && v.eager_cost_ms.min == 390);
+}
+
+/* --compare's ranking: by median first useful work, how sure each step is, modes without work last. */
+void test_ranking(void)
+{
+	struct run_facts a[3] = { facts(3, -1, 100, 500), facts(3, -1, 110, 520),
+				  facts(3, -1, 90, 480) };
+	struct run_facts b[3] = { facts(300, 290, 10, 350), facts(310, 300, 11, 360),
+				  facts(290, 280, 9, 340) };
+	struct run_facts c[3] = { facts(3, -1, 120, 510), facts(3, -1, 130, 530),
+				  facts(3, -1, 100, 470) };
+	struct run_facts d[1] = { facts(3, -1, -1, -1) };
+	const struct run_facts *fs[] = { a, b, c, d };
+	const char *names[] = { "lazy", "eager", "uffd", "none" };
+	unsigned n[] = { 3, 3, 3, 1 };
+	struct ranking r;
+
+	for (int i = 0; i < 3; i++) {
+		a[i].pf_taken = 2000;
+		c[i].uffd = 1;
+		c[i].uffd_faults = 2000 + i;
+		c[i].uffd_p50_ns = 1500;
+	}
+	compare_rank(fs, n, names, 4, &r);
+	CHECK(r.n == 4);
+	CHECK(!strcmp(r.row[0].mode, "eager") && !strcmp(r.row[1].mode, "lazy") &&
+	      !strcmp(r.row[2].mode, "uffd") && !strcmp(r.row[3].mode, "none"));
+	CHECK(r.row[0].conclusive_vs_next && r.row[0].ahead_ms == 150);
+	/* lazy 480-520 and uffd 470-530 overlap: inconclusive, medians 10 ms apart. */
+	CHECK(!r.row[1].conclusive_vs_next && r.row[1].ahead_ms == 10);
+	CHECK(r.row[1].pf_taken.n == 3 && r.row[1].pf_taken.median == 2000);
+	CHECK(r.row[0].pf_taken.n == 0); /* -1: not measured, left out */
+	CHECK(r.row[2].uffd && r.row[2].uffd_faults.median == 2001 &&
+	      r.row[2].uffd_p50_ns.median == 1500 && !r.row[0].uffd);
+	CHECK(!r.row[3].have_work && !r.row[2].conclusive_vs_next);
+	CHECK(r.row[0].setup_ms.median == 300 && r.row[0].first_pass_ms.median == 10);
+
+	/* One run each: no spread, so never conclusive; equal medians keep the given order. */
+	n[0] = n[1] = n[2] = 1;
+	b[0].s.ms[SUM_FIRST_USEFUL_WORK] = 500;
+	compare_rank(fs, n, names, 3, &r);
+	CHECK(!strcmp(r.row[0].mode, "lazy") && !strcmp(r.row[1].mode, "eager") &&
+	      !r.row[0].conclusive_vs_next && r.row[0].ahead_ms == 0);
+	CHECK(!strcmp(r.row[2].mode, "uffd") && r.row[1].ahead_ms == 10);
 }

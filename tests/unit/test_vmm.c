@@ -288,6 +288,10 @@ void test_tables(void)
 	}
 	for (unsigned i = 0; i < SUM_COUNT; i++)
 		CHECK(summary_names[i] != NULL);
+	/* The tables' counter columns are the legend's counter rows, in order. */
+	CHECK_EQ(table_counter_count(), 6);
+	CHECK(!strcmp(table_counter(0), "exits") &&
+	      !strcmp(table_counter(2), "pf_taken") && table_counter(6) == NULL);
 	for (unsigned i = 0; i < exit_status_count; i++) {
 		int named = 0;
 
@@ -323,6 +327,12 @@ void test_timeline_order(void)
 		CHECK(timeline_phase(tl, i + 1, &t[i], NULL) < PHASE_COUNT);
 	CHECK(t[0] == 3.0 && t[1] == 3.0);   /* image_read ends with kvm_open */
 	CHECK(t[2] >= t[1] && t[3] >= t[2]); /* now_s() is far past 3 s */
+	/* The phase running at a time: the first whose end is at or after it. */
+	CHECK_EQ(timeline_phase_at(tl, 0.5), PHASE_EXEC);
+	CHECK_EQ(timeline_phase_at(tl, 2.5),
+		 PHASE_KVM_OPEN); /* recorded before image_read */
+	CHECK_EQ(timeline_phase_at(tl, 3.0), PHASE_KVM_OPEN);
+	CHECK_EQ(timeline_phase_at(tl, t[3] + 1e6), PHASE_COUNT);
 	timeline_free(tl);
 }
 

@@ -1,5 +1,5 @@
 /* Boot info: the flattened device tree handed to the guest (layout in minivmm_abi.h). */
-#include "machine.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <libfdt.h>
@@ -39,6 +39,33 @@ static int chosen_args(void *fdt, int argc, char *const *argv)
 	return 0;
 }
 
+/* --numa: one node@K per guest node, with its range, vCPUs and host node. */
+static int numa_nodes(void *fdt, const struct numa *n)
+{
+	struct numa_facts x;
+	struct numa_node_facts nd;
+	char name[40];
+
+	if (numa_facts(n, &x))
+		return 0;
+	TRY(fdt_begin_node(fdt, MVM_FDT_NUMA));
+	TRY(fdt_property_u32(fdt, "#address-cells", 2));
+	TRY(fdt_property_u32(fdt, "#size-cells", 2));
+	TRY(fdt_property_string(fdt, MVM_FDT_NUMA_POLICY, numa_policy_name(x.policy)));
+	for (unsigned k = 0; !numa_node_facts(n, k, &nd); k++) {
+		fdt64_t reg[2] = { cpu_to_fdt64(nd.gpa), cpu_to_fdt64(nd.bytes) };
+		fdt32_t vcpus[2] = { cpu_to_fdt32(nd.vcpu0), cpu_to_fdt32(nd.nvcpus) };
+
+		snprintf(name, sizeof(name), "node@%u", k);
+		TRY(fdt_begin_node(fdt, name));
+		TRY(fdt_property(fdt, "reg", reg, sizeof(reg)));
+		TRY(fdt_property(fdt, MVM_FDT_NUMA_VCPUS, vcpus, sizeof(vcpus)));
+		TRY(fdt_property_u32(fdt, MVM_FDT_NUMA_HOST, (uint32_t)nd.host));
+		TRY(fdt_end_node(fdt));
+	}
+	return fdt_end_node(fdt);
+}
+
 static int build(void *buf, size_t size, const struct bootinfo *b)
 {
 	fdt64_t reg[2] = { cpu_to_fdt64(0), cpu_to_fdt64(b->mem_bytes) };
@@ -65,6 +92,9 @@ static int build(void *buf, size_t size, const struct bootinfo *b)
 		TRY(fdt_begin_node(buf, name));
 		TRY(fdt_property_string(buf, "device_type", "cpu"));
 		TRY(fdt_property_u32(buf, "reg", i));
+		if (b->numa)
+			TRY(fdt_property_u32(buf, MVM_FDT_NUMA_NODE_ID,
+					     numa_vcpu_node(b->numa, i)));
 		TRY(fdt_end_node(buf));
 	}
 	TRY(fdt_end_node(buf));
@@ -77,6 +107,7 @@ static int build(void *buf, size_t size, const struct bootinfo *b)
 				b->tdp ? MVM_FDT_PAGING_TDP : MVM_FDT_PAGING_SHADOW));
 	TRY(chosen_args(buf, b->argc, b->argv));
 	TRY(fdt_end_node(buf));
+	TRY(numa_nodes(buf, b->numa));
 
 	TRY(fdt_end_node(buf));
 	return fdt_finish(buf);

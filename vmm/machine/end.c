@@ -10,7 +10,7 @@ const struct exit_status_row exit_statuses[] = {
 	{ EXIT_GUEST_OK, "the guest exited with status 0" },
 	{ EXIT_GUEST_FAILED, "the guest exited with a non-zero status" },
 	{ EXIT_USAGE,
-	  "usage error: a bad option; an image that is missing, empty, too big or not a minivmm guest (without --raw); options that do not fit the image" },
+	  "usage error: a bad option; an image that is missing, empty, too big or not a minivmm guest (without --raw); options that do not fit the image; the guest's own usage error (it exited with status 2)" },
 	{ EXIT_HOST,
 	  "host or KVM error: no /dev/kvm, RAM the host cannot back, a missing capability, an ioctl failed" },
 	{ EXIT_GUEST_CRASH,
@@ -51,6 +51,8 @@ const struct run_end_row run_ends[] = {
 	  "an ioctl or allocation failed on the host" },
 	{ END_USAGE, "usage", EXIT_USAGE,
 	  "the options or the image do not fit together" },
+	{ END_GUEST_USAGE, "guest-usage", EXIT_USAGE,
+	  "the guest exited with status 2 (MVM_EXIT_USAGE): its arguments are wrong" },
 };
 _Static_assert(ARRAY_SIZE(run_ends) == END_COUNT, "one row per enum run_end, in order");
 

@@ -3,11 +3,61 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvm_compat.h"
+
+/*
+ * The name of group gid from /etc/group, or NULL. Read by hand, not with
+ * getgrgid(3): minivmm is linked statically, and glibc's NSS would load
+ * shared libraries of its own version at run time to answer.
+ */
+static const char *group_name(gid_t gid, char *buf, size_t len)
+{
+	FILE *f = fopen("/etc/group", "re");
+	const char *found = NULL;
+
+	while (f && !found && fgets(buf, (int)len, f)) {
+		char *name = strtok(buf, ":\n"), *pw = strtok(NULL, ":\n"),
+		     *id = strtok(NULL, ":\n");
+
+		if (name && pw && id && strtoul(id, NULL, 10) == gid)
+			found = name;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Why /dev/kvm could not be opened, and what to do about it. */
+void kvm_open_failed(int e, char *err, size_t errlen)
+{
+	struct stat st;
+	char line[512];
+	const char *g = NULL;
+
+	if (e != EACCES && e != EPERM) {
+		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
+			 e == ENOENT ? " (is the kvm module loaded?)" : "");
+		return;
+	}
+	if (stat("/dev/kvm", &st) == 0 && (st.st_mode & 0060) == 0060 && st.st_gid != 0)
+		g = group_name(st.st_gid, line, sizeof(line));
+	if (g)
+		snprintf(
+			err, errlen,
+			"open /dev/kvm: %s: run minivmm as root, or as a member of its group '%s' (usermod -aG %s USER, then log in again)",
+			strerror(e), g, g);
+	else
+		snprintf(
+			err, errlen,
+			"open /dev/kvm: %s: run minivmm as root; here no group may open /dev/kvm (Debian's udev rule gives it to the group 'kvm', mode 0660: then join that group)",
+			strerror(e));
+}
 
 int kvm_open(struct vm *vm, char *err, size_t errlen)
 {
@@ -17,8 +67,7 @@ int kvm_open(struct vm *vm, char *err, size_t errlen)
 	if (vm->kvm_fd < 0) {
 		int e = errno;
 
-		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
-			 e == ENOENT ? " (is the kvm module loaded?)" : "");
+		kvm_open_failed(e, err, errlen);
 		return -e;
 	}
 	v = ioctl(vm->kvm_fd, KVM_GET_API_VERSION, 0);
@@ -63,11 +112,8 @@ static int module_param(const char *path)
  * shadow paging; kvm_intel and kvm_amd use EPT/NPT unless their ept/npt
  * parameter is off.
  */
-void platform_detect(struct vm *vm)
+void platform_kind(struct platform *p)
 {
-	struct platform *p = &vm->plat;
-	long khz;
-
 	if (access("/sys/module/kvm_pvm", F_OK) == 0) {
 		strcpy(p->kvm, "pvm");
 		p->tdp = 0;
@@ -81,6 +127,14 @@ void platform_detect(struct vm *vm)
 		strcpy(p->kvm, "unknown");
 		p->tdp = module_param("/sys/module/kvm/parameters/tdp_mmu") == 1;
 	}
+}
+
+void platform_detect(struct vm *vm)
+{
+	struct platform *p = &vm->plat;
+	long khz;
+
+	platform_kind(p);
 	p->pre_fault =
 		ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PRE_FAULT_MEMORY) > 0;
 	p->stats_fd = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) > 0;

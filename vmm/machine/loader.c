@@ -76,7 +76,7 @@ int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned 
 	if (len < sizeof(*hdr) || memcmp(buf, MVM_IMAGE_MAGIC, sizeof(MVM_IMAGE_MAGIC))) {
 		snprintf(
 			err, errlen,
-			"not a minivmm guest: no \"%s\" header at the start of the image",
+			"not a minivmm guest: no \"%s\" header at the start of the image (a flat 64-bit binary without one runs with --raw)",
 			MVM_IMAGE_MAGIC);
 		return -ENOEXEC;
 	}

@@ -84,6 +84,7 @@ enum run_end {
 	END_OUTPUT_CLOSED, /* stdout's reader is gone (| head) */
 	END_HOST_ERROR,	   /* an ioctl or allocation failed on the host */
 	END_USAGE,	   /* the options or the image do not fit together */
+	END_GUEST_USAGE,   /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
 	END_COUNT
 };
 
@@ -114,6 +115,34 @@ struct eager_strategy_row {
 extern const struct eager_strategy_row eager_strategies[];
 const char *eager_strategy_name(enum eager_strategy s);
 
+/* The orders eager populates in (--eager-order); a value naming none of them is a FILE. */
+enum eager_order {
+	EAGER_ORDER_FRONT,    /* each thread's slice, first chunk to last */
+	EAGER_ORDER_BACK,     /* each thread's slice, last chunk to first */
+	EAGER_ORDER_FRONTIER, /* background: ahead of the guest's frontier in the slice */
+	EAGER_ORDER_FILE, /* a --record-touch file's pages first, in order, then the rest */
+	EAGER_ORDER_COUNT
+};
+struct eager_order_row {
+	enum eager_order id;
+	const char *name;    /* what --eager-order takes ("file": any other value) */
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct eager_order_row eager_orders[];
+const char *eager_order_name(enum eager_order o);
+/* The order --eager-order ARG asks for: NULL is front, a row's name that row, else a FILE. */
+enum eager_order eager_order_of(const char *arg);
+
+/* ---- numa.c: the policies --numa-policy takes (--help lists the rows) ---- */
+enum numa_policy { NUMA_BIND, NUMA_PREFERRED, NUMA_FIRST_TOUCH, NUMA_POLICY_COUNT };
+struct numa_policy_row {
+	enum numa_policy id;
+	const char *name;
+	const char *help[2]; /* --help lines (the second may be NULL) */
+};
+extern const struct numa_policy_row numa_policies[];
+const char *numa_policy_name(unsigned p);
+
 /* ---- what one VM is asked to be: the options that shape the machine ------ */
 struct vm_config {
 	uint64_t mem_bytes;
@@ -129,15 +158,36 @@ struct vm_config {
 	unsigned uffd_threads;	   /* --uffd-threads (0 until options_parse sets it) */
 	unsigned uffd_delay_us;	   /* --uffd-delay-us */
 	const char *record_touch_path; /* --record-touch FILE */
+	int numa;		       /* --numa: guest RAM in one range per host node */
+	int numa_auto;		       /* --numa or --numa=auto: the host's nodes */
+	cpu_set_t numa_nodes;	       /* --numa=LIST: these host nodes, in id order */
+	const char *numa_arg;	       /* as given: "auto", "0,1" */
+	unsigned numa_policy;	       /* enum numa_policy: --numa-policy (NUMA_BIND) */
 	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
-	unsigned eager_threads;	       /* 0: the vCPU threads do it */
-	double timeout_s;	       /* 0: none */
-	int strict_io; /* --strict-io: unclaimed port or MMIO access ends the run */
-	int raw;       /* --raw: a flat binary without the minivmm header */
+	unsigned eager_threads; /* 0: the vCPU threads do it (background: one per vCPU) */
+	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
+	const char *
+		eager_order; /* --eager-order: front (NULL), back, frontier, or a --record-touch FILE */
+	double timeout_s; /* 0: none */
+	int strict_io;	  /* --strict-io: unclaimed port or MMIO access ends the run */
+	int raw;	  /* --raw: a flat binary without the minivmm header */
 	const char *guest_path;
 	int guest_argc;
 	char **guest_argv;
 };
+
+/* ---- check.c: can a vm_config run on this machine, without making a VM ----- */
+/*
+ * What setup would refuse for want of this machine's support, found before
+ * any run (--compare checks every mode's config first): KVM_PRE_FAULT_MEMORY
+ * for --eager=prefault, a userfaultfd for --paging uffd (and the backing's
+ * mode of it), host memory for an up-front --eager, a background eager in
+ * this build, a --eager-order FILE that fits the RAM. Opens /dev/kvm and a
+ * userfaultfd, and closes them; creates no VM. 0, or -errno with err set:
+ * -EINVAL when the config is a usage error (a bad order file), any other
+ * when this machine cannot run it (-EOPNOTSUPP, -EPERM, -ENOMEM, ...).
+ */
+int vm_config_check(const struct vm_config *cfg, char *err, size_t errlen);
 
 #define MVM_MIN_MEM_BYTES   (8ULL << 20)
 #define MVM_IMAGE_MAX_BYTES (64ULL << 20)
@@ -164,6 +214,7 @@ struct vm_hooks {
 	void (*vcpu_enter)(void *cookie, unsigned vcpu,
 			   int vcpu_fd);		 /* before the first KVM_RUN */
 	void (*vcpu_leave)(void *cookie, unsigned vcpu); /* after the last */
+	void (*vcpu_ran)(void *cookie, unsigned vcpu);	 /* its first KVM_RUN returned */
 };
 
 /*
@@ -212,7 +263,7 @@ void vm_set_end(struct vm *vm, enum run_end end, const char *fmt, va_list ap)
 int vm_stopping(struct vm *vm);
 enum run_end vm_end(const struct vm *vm);
 int vm_exit_status(const struct vm *vm);
-int vm_guest_status(const struct vm *vm);	/* when vm_end() is END_GUEST_EXIT */
+int vm_guest_status(const struct vm *vm); /* when vm_end() is END_GUEST_EXIT or _USAGE */
 const char *vm_end_reason(const struct vm *vm); /* "not-started" before setup ran */
 const char *vm_end_message(const struct vm *vm);
 void vm_wake_main(struct vm *vm); /* from any thread */
@@ -275,18 +326,22 @@ struct bootinfo {
 	uint32_t tsc_khz;
 	int eager_touch;
 	int tdp; /* KVM builds the second level with EPT/NPT */
+	const struct numa
+		*numa; /* --numa: /numa and the cpus' numa-node-id; NULL: none */
 	int argc;
 	char **argv;
 };
 int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
 		   size_t errlen);
 
-/* ---- eager.c: --eager, one slice per thread, before the guest runs ------- */
+/* ---- eager.c: --eager, before the guest runs or (background) beside it ---- */
 struct eager;
 /*
- * Resolve the strategy for this platform and plan the slices. 0 with *out
- * (NULL when lazy), or -errno with err set (a missing capability, RAM the
- * host cannot back).
+ * Resolve the strategy for this platform, read an --eager-order FILE, plan
+ * the threads' work and (background prefault) create their spare vCPUs. 0
+ * with *out (NULL when lazy), or -errno with err set: -EINVAL for what the
+ * options ask wrongly (a bad order file, too many vCPUs), others for the host
+ * (a missing capability, RAM the host cannot back).
  */
 int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, char *err,
 	       size_t errlen);
@@ -294,7 +349,8 @@ enum eager_strategy eager_strategy(const struct eager *e); /* EAGER_NONE for NUL
 enum eager_strategy eager_requested(const struct eager *e);
 int eager_host_side(const struct eager *e); /* populate or prefault work to do */
 int eager_on_vcpu_threads(const struct eager *e);
-/* Before any thread populates: what is resident already. */
+int eager_in_background(const struct eager *e); /* --eager=background: beside the guest */
+/* Before any thread populates (not in the background): what is resident already. */
 void eager_begin(struct eager *e, struct vm *vm);
 /* Every populating thread exists: they start together, and the clock with them. */
 void eager_release(struct eager *e);
@@ -309,38 +365,126 @@ void eager_vcpu_gate(struct eager *e, struct vm *vm, unsigned vcpu);
 /* Main thread: wait for the vCPU threads' slices (tick as above), check them. */
 void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cookie,
 		double tick_s);
-void eager_go(struct eager *e);		     /* let the vCPU threads into the guest */
+void eager_go(struct eager *e); /* let the vCPU threads into the guest */
+/*
+ * Background, main thread, with the guest placed in RAM and before the
+ * vCPUs and its own sandbox: create the eager threads. Each enters its own
+ * sandbox (with sandbox set) and waits for eager_release(). A failure ends
+ * the run (vm_finish).
+ */
+void eager_background_start(struct eager *e, struct vm *vm, int sandbox);
+/*
+ * Background, main thread, once the run has ended (vm_run_to_end): the
+ * threads stop at their next range (a chunk at most); join them.
+ */
+void eager_background_join(struct eager *e);
 double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
 double eager_end_time(const struct eager *e);
 /* Host bytes populated so far, of all it will do: for a progress display. */
 void eager_progress(const struct eager *e, uint64_t *done, uint64_t *total);
 
+/* One point of an eager thread's populate frontier: after `bytes` of its work, at t. */
+struct eager_point {
+	double t;	/* CLOCK_MONOTONIC s */
+	uint64_t bytes; /* populated by the thread so far */
+	uint64_t gpa;	/* where its last range began (0 for the first point) */
+};
+#define EAGER_POINTS_MAX 256 /* per thread: the stride doubles to stay within it */
+
 /* What eager did, for the report: the whole, and each thread. */
 struct eager_facts {
 	enum eager_strategy requested, strategy;
 	int pre_fault_here; /* KVM_PRE_FAULT_MEMORY on this KVM */
+	int background;	    /* beside the guest (--eager=background) */
+	enum eager_order order;
+	const char *order_file;	   /* EAGER_ORDER_FILE: its path */
+	uint64_t order_file_pages; /* ... the pages it names, */
+	uint64_t order_file_bytes; /* ... and their bytes, in the backing's pages */
+	uint64_t from_file_bytes;  /* populated from the file's list, before the rest */
 	unsigned nthreads;
 	int on_vcpu_threads;
+	unsigned
+		spare_vcpus; /* background prefault: vCPUs vm_nvcpus() .. + n - 1, never run */
 	uint64_t total_bytes;
-	double seconds;
-	int64_t resident_before, resident_after; /* mincore; -1 unknown */
-	int64_t populated;			 /* after - before, or -1 */
-	int fell_back;	     /* some thread wrote pages: no MADV_POPULATE_WRITE */
-	const char *backing; /* the backing it populated */
+	uint64_t done_bytes; /* populated by the threads */
+	uint64_t
+		chunk_bytes; /* the unit of work: 2 MiB, or the backing's page if larger */
+	double t_start, t_end,
+		seconds; /* CLOCK_MONOTONIC s; t_end: the last thread's end */
+	int finished; /* every thread did all its work (not stopped by the run's end) */
+	int64_t resident_before,
+		resident_after; /* mincore; -1 unknown (background: not taken) */
+	int64_t populated;	/* after - before, or -1 */
+	int fell_back;		/* some thread wrote pages: no MADV_POPULATE_WRITE */
+	const char *backing;	/* the backing it populated */
 	const struct mm_ceiling
 		*ceiling; /* --roofline: the ceiling it is held to, or NULL */
+	/* When each chunk of guest RAM was populated whole (CLOCK_MONOTONIC ns; 0: not). */
+	const uint64_t *chunk_ns;
+	uint64_t nchunks;
 };
 struct eager_thread_facts {
-	unsigned vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through */
-	uint64_t gpa, bytes;
+	unsigned
+		vcpu; /* whose fd KVM_PRE_FAULT_MEMORY went through (in the background a spare's) */
+	uint64_t gpa, bytes; /* its slice (the file order shares all of RAM: 0, 0) */
+	uint64_t done; /* populated: all of bytes unless the run was stopped first */
 	double t0, t1;
 	int fell_back;
+	int stopped; /* the run ended before its work did */
 	struct prefault_stats pf;
+	const struct eager_point *points; /* its frontier, in order: bytes never down */
+	unsigned npoints;
+	/* --numa: the guest node it runs on, how many ranges it covers, where it ran. */
+	int node;		  /* -1 without --numa */
+	int host_node;		  /* the host node it is pinned to */
+	unsigned nodes;		  /* 1 unless there are fewer threads than nodes */
+	int cpu;		  /* host CPU when it finished; -1 unknown */
+	const cpu_set_t *allowed; /* its affinity as it started (NULL: not read) */
 };
 /* 0 and *f when e did host-side work (populate, prefault), else -ENOENT. */
 int eager_facts(const struct eager *e, struct eager_facts *f);
 int eager_thread(const struct eager *e, unsigned i, struct eager_thread_facts *t);
 void eager_free(struct eager *e);
+
+/* ---- numa.c: --numa, guest RAM in per-node ranges, what ran where -------- */
+struct numa;					 /* opaque: numa.c */
+const struct numa *vm_numa(const struct vm *vm); /* NULL without --numa */
+
+/* When the placement was audited: after a host-side eager, else before teardown. */
+enum numa_audit_when { NUMA_AUDIT_NONE, NUMA_AUDIT_AFTER_EAGER, NUMA_AUDIT_AT_EXIT };
+
+struct numa_facts {
+	const char *requested; /* --numa's argument: "auto", "0,1" */
+	enum numa_policy policy;
+	unsigned nodes;	     /* the VM's (guest node k is the k-th) */
+	unsigned host_nodes; /* online on the host (1 without NUMA in the kernel) */
+	unsigned left_out;   /* auto: usable host nodes beyond one per vCPU */
+	int kernel_numa;     /* the host kernel has NUMA (sysfs nodes, mbind) */
+	int balancing;	     /* /proc/sys/kernel/numa_balancing; -1 unknown */
+	int bound;	     /* every range was mbind'ed before anything touched it */
+	enum numa_audit_when audited;
+	int audit_err; /* -errno of move_pages (-ENOSYS: no NUMA), 0 */
+	uint64_t
+		page_bytes; /* the backing's: an audit stride of it asks about every page */
+};
+struct numa_node_facts {
+	int host;			   /* host node id */
+	uint64_t gpa, bytes;		   /* its range of guest RAM */
+	const cpu_set_t *cpus;		   /* where its vCPUs and eager workers run */
+	unsigned vcpu0, nvcpus;		   /* its vCPUs: [vcpu0, vcpu0 + nvcpus) */
+	uint64_t mem_free;		   /* MemFree when planned */
+	uint64_t stride;		   /* audit: one page in every stride bytes */
+	const struct mm_numa_count *count; /* audit: where the sampled pages were */
+};
+struct numa_vcpu_facts {
+	unsigned node;		  /* guest node */
+	int cpu_start, cpu_end;	  /* host CPU at its thread's start and end; -1 unknown */
+	const cpu_set_t *allowed; /* its thread's affinity as it started */
+	int started;
+};
+int numa_facts(const struct numa *n, struct numa_facts *f); /* -ENOENT: no --numa */
+int numa_node_facts(const struct numa *n, unsigned k, struct numa_node_facts *f);
+int numa_vcpu_facts(const struct numa *n, unsigned i, struct numa_vcpu_facts *f);
 
 /* ---- paging.c: --paging kernel|uffd: who backs a page on first touch ------ */
 enum paging_kind { PAGING_KERNEL, PAGING_UFFD, PAGING_KIND_COUNT };
@@ -394,10 +538,18 @@ int paging_facts(const struct paging *pg, struct paging_facts *f); /* -ENOENT: k
 void paging_free(struct paging *pg);
 
 /* ---- sandbox.c: seccomp allowlists (libseccomp), one per thread role ------ */
-enum sandbox_role { SANDBOX_MAIN, SANDBOX_VCPU, SANDBOX_UFFD };
+struct sock_filter;
+enum sandbox_role {
+	SANDBOX_MAIN,
+	SANDBOX_VCPU,
+	SANDBOX_UFFD,
+	SANDBOX_EAGER,
+	SANDBOX_ROLES
+};
 struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
+	int prefault_fd; /* SANDBOX_EAGER: the spare vCPU it prefaults through, or -1 */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
@@ -405,8 +557,16 @@ struct sandbox_fds {
 	const int *dir_fds; /* SANDBOX_MAIN: their directories (the final rename) */
 	int ndirs;
 };
-/* Build a role's filter (for tests) / build and load it on this thread. 0 or -errno. */
+/* A role's filter built by libseccomp at run time (tests; libseccomp context). 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
+/*
+ * Load a role's filter on this thread: the program built at compile time with
+ * f's values patched in (sandbox_load.c: no libseccomp, no allocation), or, for
+ * more fds than it has slots for, one built now. 0 or -errno.
+ */
 int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
+/* The program sandbox_enter would load from the compile-time build: its length, or -errno. */
+int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,
+		    struct sock_filter *prog, unsigned cap);
 
 #endif /* MINIVMM_MACHINE_H */

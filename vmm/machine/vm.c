@@ -33,10 +33,18 @@ int vm_map_ram(struct vm *vm, const struct vm_config *cfg, char *err, size_t err
 					      .grow = cfg->mem_grow,
 					      .any_fs = cfg->mem_any_fs };
 	int from_file = cfg->mem_path || cfg->reservoir;
-	int e = mm_ram_create(&vm->ram,
-			      cfg->backing_set || !from_file ? cfg->backing : NULL,
-			      cfg->mem_bytes, &file, err, errlen);
+	int e = 0;
 
+	/* --numa: the nodes are chosen and checked before anything is mapped. */
+	if (cfg->numa)
+		e = numa_plan(cfg, cfg->backing->page_bytes, &vm->numa, err, errlen);
+	e = e
+		    ?: mm_ram_create(&vm->ram,
+				     cfg->backing_set || !from_file ? cfg->backing : NULL,
+				     cfg->mem_bytes, &file, err, errlen);
+	/* ... and bound to them before anything touches it. */
+	if (!e && vm->numa)
+		e = numa_bind_ram(vm->numa, &vm->ram, err, errlen);
 	if (e)
 		return e;
 	e = mm_memslot_register(vm->vm_fd, &vm->ram);
@@ -99,10 +107,56 @@ int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
 	return 0;
 }
 
+int vm_create_spare_vcpus(struct vm *vm, unsigned n, char *err, size_t errlen)
+{
+	struct {
+		struct kvm_cpuid2 c;
+		struct kvm_cpuid_entry2 e[256];
+	} cpuid = { .c.nent = 256 };
+	int r;
+
+	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, &cpuid)) {
+		r = -errno;
+		snprintf(err, errlen, "KVM: KVM_GET_SUPPORTED_CPUID: %s", strerror(-r));
+		return r;
+	}
+	vm->spares = calloc(n, sizeof(*vm->spares));
+	if (!vm->spares) {
+		snprintf(err, errlen, "out of memory for spare vCPUs");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		vm->spares[i].fd = -1;
+	vm->nspares = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct vcpu *v = &vm->spares[i];
+
+		r = vcpu_create(vm, v, vm->nvcpus + i);
+		if (r) {
+			snprintf(err, errlen,
+				 "KVM: KVM_CREATE_VCPU %u (a spare for prefault): %s",
+				 vm->nvcpus + i, strerror(-r));
+			return r;
+		}
+		/* The same CPUID as the guest's vCPUs: the TDP root's level follows MAXPHYADDR. */
+		if (ioctl(v->fd, KVM_SET_CPUID2, &cpuid.c)) {
+			r = -errno;
+			snprintf(err, errlen, "KVM: KVM_SET_CPUID2 on spare vCPU %u: %s",
+				 vm->nvcpus + i, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 void vm_teardown(struct vm *vm)
 {
 	for (unsigned i = 0; vm->vcpus && i < vm->nvcpus; i++)
 		vcpu_destroy(&vm->vcpus[i]);
+	for (unsigned i = 0; vm->spares && i < vm->nspares; i++)
+		vcpu_destroy(&vm->spares[i]);
+	/* Without a host-side eager, where the guest's pages ended up. */
+	numa_audit(vm->numa, &vm->ram, NUMA_AUDIT_AT_EXIT);
 	mm_ram_destroy(&vm->ram);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
@@ -116,7 +170,9 @@ void vm_free(struct vm *vm)
 	if (!vm)
 		return;
 	mm_ram_free(&vm->ram);
+	numa_free(vm->numa);
 	free(vm->vcpus);
+	free(vm->spares);
 	free(vm);
 }
 

@@ -58,6 +58,7 @@ static void interrupted(struct vm *vm, int sig)
 {
 	struct sigaction sa = { .sa_handler = on_second_interrupt };
 	sigset_t again;
+	int ran = 0;
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -65,7 +66,16 @@ static void interrupted(struct vm *vm, int sig)
 	sigaddset(&again, SIGINT);
 	sigaddset(&again, SIGTERM);
 	pthread_sigmask(SIG_UNBLOCK, &again, NULL);
-	vm_finish(vm, END_INTERRUPTED, 0, "interrupted by SIG%s; stopped the guest",
+	/* Before any vCPU entered (eager population, say) there was no guest to stop. */
+	for (unsigned i = 0; i < vm->nvcpus; i++) {
+		double t;
+
+		__atomic_load(&vm->vcpus[i].t_run, &t, __ATOMIC_ACQUIRE);
+		ran |= t > 0;
+	}
+	vm_finish(vm, END_INTERRUPTED, 0,
+		  ran ? "interrupted by SIG%s; stopped the guest"
+		      : "interrupted by SIG%s before the guest ran",
 		  sigabbrev_np(sig));
 }
 

@@ -92,6 +92,8 @@ const uint64_t *timeline_sample(const struct timeline *tl, unsigned i);
 int timeline_delta_k(const struct timeline *tl, unsigned i, unsigned k, uint64_t *out);
 int timeline_delta(const struct timeline *tl, unsigned i, const char *name,
 		   uint64_t *out);
+/* The phase reached that was running at t: the first whose end is at or after t; PHASE_COUNT past them all. */
+enum phase timeline_phase_at(const struct timeline *tl, double t);
 /* fn(cookie, i, t) runs under the timeline's lock as phase i, ending at t, is recorded. */
 void timeline_set_sampler(struct timeline *tl,
 			  void (*fn)(void *cookie, unsigned phase, double t),
@@ -148,12 +150,17 @@ const char *sweep_mapping_name(const struct mvm_rec_sweep *r);
 #define ENV_MAX_POOLS  4
 #define ENV_MAX_PARAMS 256
 
-/* Plain data: read by env_start()/env_complete(), written out by the report. */
+struct env_param {
+	char module[16], name[256], value[128];
+};
+/* Plain data: read by env_start()/env_sample()/env_complete(), written out by the report. */
 struct env {
 	int argc; /* minivmm's own command line */
 	char **argv;
-	/* At start: what changes as runs come and go. */
+	time_t start;	     /* when main() began; formatted by env_complete() */
 	char start_time[80]; /* "YYYY-MM-DDTHH:MM:SSZ"; sized for any int fields */
+	/* Sampled before a run makes its RAM resident: what changes as runs come and go. */
+	int sampled;
 	uint64_t mem_total, mem_available;
 	char thp_enabled[32], thp_defrag[32];
 	struct {
@@ -168,16 +175,23 @@ struct env {
 	char cpu_model[256], cpu_vendor[64], cpu_family[16], cpu_model_number[16],
 		cpu_stepping[16];
 	long online_cpus;
-	struct {
-		char module[16], name[256], value[128];
-	} param[ENV_MAX_PARAMS];
+	struct env_param *param; /* ENV_MAX_PARAMS of them, allocated by env_complete() */
 	unsigned nparams;
 };
-/* What changes as runs go (memory, THP, hugetlb pools): at start. 0 or -ENOMEM. */
+/*
+ * The record, with the command line and the time only: nothing is read here,
+ * so nothing of it is on the way to the guest's first instruction. 0 or -ENOMEM.
+ */
 int env_start(int argc, char **argv, struct env **out);
 /*
- * Kernel, CPU, KVM module parameters: read once, before the main thread's
- * sandbox (opens files); a no-op afterwards and for NULL.
+ * Memory, THP, hugetlb pools: read once, before the run makes its RAM resident
+ * (before eager population; for a lazy run, from env_complete()). NULL: no-op.
+ */
+void env_sample(struct env *e);
+/*
+ * The rest (start time, kernel, CPU, KVM module parameters, and env_sample()'s
+ * part if not read yet): once, before the main thread's sandbox (opens files),
+ * when the guest already runs; a no-op afterwards and for NULL.
  */
 void env_complete(struct env *e);
 void env_free(struct env *e);
@@ -217,18 +231,72 @@ extern const char *const summary_names[]; /* "setup_ms", ...: in the results fil
 struct tl_summary {
 	double ms[SUM_COUNT];
 	int eager_in_guest; /* --eager=touch: paid inside workload_start, not in setup */
+	int eager_background; /* --eager=background: beside the guest, not in setup */
 };
 void run_summary(const struct run_view *v, struct tl_summary *s);
+
+/* ---- frontiers.c: the host's populate frontier against the guest's touch frontier */
+
+/* Bytes of the guest's first pass it touched no earlier than t (CLOCK_MONOTONIC s). */
+struct cover_segment {
+	uint64_t gpa, bytes;
+	double t;
+};
+/* How much of the guest's first pass eager had populated before the guest got there. */
+struct coverage {
+	int known; /* eager ran and the guest sent its frontier */
+	uint64_t
+		covered; /* bytes populated (their whole chunk) before their segment began */
+	uint64_t total;	 /* bytes of the guest's first pass */
+	double fraction; /* covered / total */
+	int sequential; /* segments between frontier points; else from the pass's start */
+};
+/*
+ * Pure: chunk k of chunk_bytes was populated whole at chunk_ns[k] (ns; 0:
+ * never); segment i's bytes count as covered where their chunk was done at
+ * or before the segment's t. A lower bound of what eager covered first.
+ */
+void coverage_compute(const uint64_t *chunk_ns, uint64_t nchunks, uint64_t chunk_bytes,
+		      const struct cover_segment *seg, size_t nseg, struct coverage *c);
+/*
+ * A run's: eager's chunks against the guest's first pass (its progress
+ * and order records). A sequential pass gives a segment between each two
+ * points (touched after the first of them); any other order one segment of
+ * all its pages, from the pass's start. 0, or -ENOENT (nothing to compare).
+ */
+int run_coverage(const struct run_view *v, struct coverage *c);
 
 /* ---- verdict.c: --compare's verdict, from the runs' numbers (pure) -------- */
 struct run_facts {
 	struct tl_summary s;
 	double touched_bytes; /* the first pass wrote */
 	double ram_bytes;
+	double pf_taken; /* KVM's pf_taken in the first pass; -1 unknown */
+	int uffd;	 /* --paging uffd: the handlers' faults in the first pass */
+	double uffd_faults, uffd_p50_ns; /* -1 unknown */
 };
 void run_facts(const struct run_view *v, struct run_facts *f);
+/* The modes of a --compare ranked by first useful work, each with its spreads. */
+#define RANKING_MAX_MODES 8
+struct rank_row {
+	const char *mode;
+	unsigned runs;
+	int have_work; /* every run marked its first useful work */
+	struct spread fuw_ms, setup_ms, first_pass_ms, pf_taken;
+	int uffd; /* --paging uffd runs: the handlers' first-pass faults, p50 */
+	struct spread uffd_faults, uffd_p50_ns;
+	/* Ahead of the next row with no overlap of the [min, max] spreads (not for the last). */
+	int conclusive_vs_next;
+	double ahead_ms; /* its median first useful work before the next's */
+};
+struct ranking {
+	unsigned n;
+	struct rank_row
+		row[RANKING_MAX_MODES]; /* soonest first; modes without work last */
+};
+
 struct verdict {
-	unsigned pairs; /* lazy/eager runs, adjacent in ABBA order */
+	unsigned pairs; /* lazy/eager runs, pair i in round i of the order */
 	int have_work;	/* every run marked its first useful work */
 	struct spread eager_cost_ms, setup_lazy_ms, setup_eager_ms;
 	struct spread first_pass_lazy_ms, first_pass_eager_ms, fuw_lazy_ms, fuw_eager_ms;
@@ -240,9 +308,18 @@ struct verdict {
 	struct spread
 		break_even; /* fraction of RAM, over the pairs where eager saved time */
 	unsigned never;	    /* pairs where eager saved no first-touch time */
+	int lazy_eager;	    /* the fields above were filled: lazy and eager both ran */
+	struct ranking ranking; /* every mode */
+	unsigned above_all; /* pairs whose break-even is above 1: eager never pays off */
 };
 /* From n lazy and n eager runs (pair i: lazy[i], eager[i]). Pure: unit-tested. */
 void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager,
 		     unsigned n, struct verdict *v);
+/*
+ * Rank nmodes modes (mode m: its label, n[m] runs' facts in facts[m]) by
+ * median first useful work; ties keep the modes' order. Pure: unit-tested.
+ */
+void compare_rank(const struct run_facts *const *facts, const unsigned *n,
+		  const char *const *mode, unsigned nmodes, struct ranking *r);
 
 #endif /* MINIVMM_MEASURE_H */

@@ -24,6 +24,7 @@ void run_summary(const struct run_view *v, struct tl_summary *s)
 	const struct mvm_rec_touch *t = records_touch(v->rec, &n);
 
 	s->eager_in_guest = eager_strategy(v->eager) == EAGER_TOUCH;
+	s->eager_background = eager_in_background(v->eager);
 	s->ms[SUM_EAGER] =
 		eager_host_side(v->eager) ? eager_seconds(v->eager) * MSEC_PER_SEC : -1;
 	if (s->eager_in_guest && n)

@@ -66,7 +66,14 @@ struct timeline {
 	pthread_mutex_t lock; /* marks come from the main and the vCPU threads */
 	struct tl_phase p[TL_MAX_PHASES];
 	unsigned n;
-	int anchored; /* guest TSC tsc0 was read at our time t_tsc0 */
+	/*
+	 * Every phase's counters, allocated when they are attached (main thread):
+	 * a vCPU thread marking guest_entry allocates nothing, so it creates no
+	 * malloc arena of its own (mmap, munmap, faults) on its way to KVM_RUN.
+	 */
+	uint64_t *store;
+	unsigned nstore; /* counters per phase in store */
+	int anchored;	 /* guest TSC tsc0 was read at our time t_tsc0 */
 	uint64_t tsc0;
 	double t_tsc0;
 	void (*sampler)(void *cookie, unsigned phase,
@@ -87,10 +94,19 @@ struct timeline *timeline_create(void)
 /* The counters appear once the vCPUs exist; the TSC rate once KVM told it. */
 void timeline_attach(struct timeline *tl, struct kvm_stats *stats, uint32_t tsc_khz)
 {
+	unsigned n = kvmstats_count(stats);
+	uint64_t *store = n ? calloc((size_t)TL_MAX_PHASES * n, sizeof(*store)) : NULL;
+
 	pthread_mutex_lock(&tl->lock);
 	tl->stats = stats;
 	tl->tsc_khz = tsc_khz;
+	if (store && !tl->store) {
+		tl->store = store;
+		tl->nstore = n;
+		store = NULL;
+	}
 	pthread_mutex_unlock(&tl->lock);
+	free(store);
 }
 
 void timeline_set_sampler(struct timeline *tl,
@@ -103,12 +119,20 @@ void timeline_set_sampler(struct timeline *tl,
 	pthread_mutex_unlock(&tl->lock);
 }
 
+static int in_store(const struct timeline *tl, const uint64_t *stats)
+{
+	return tl->store && stats >= tl->store &&
+	       stats < tl->store + (size_t)TL_MAX_PHASES * tl->nstore;
+}
+
 void timeline_free(struct timeline *tl)
 {
 	if (!tl)
 		return;
 	for (unsigned i = 0; i < tl->n; i++)
-		free(tl->p[i].stats);
+		if (!in_store(tl, tl->p[i].stats))
+			free(tl->p[i].stats);
+	free(tl->store);
 	free(tl);
 }
 
@@ -147,9 +171,12 @@ void timeline_mark_at(struct timeline *tl, enum phase p_id, double t, int guest)
 	p->t = t;
 	p->guest = guest;
 	if (nstats) {
-		p->stats = calloc(nstats, sizeof(*p->stats));
+		p->stats = tl->store && tl->nstore == nstats
+				   ? tl->store + (size_t)(tl->n - 1) * nstats
+				   : calloc(nstats, sizeof(*p->stats));
 		if (p->stats && kvmstats_sample(tl->stats, p->stats)) {
-			free(p->stats);
+			if (!in_store(tl, p->stats))
+				free(p->stats);
 			p->stats = NULL;
 		}
 	}
@@ -242,6 +269,14 @@ double timeline_time(const struct timeline *tl, enum phase p)
 	int i = timeline_index(tl, p);
 
 	return i >= 0 ? tl->p[i].t : 0;
+}
+
+enum phase timeline_phase_at(const struct timeline *tl, double t)
+{
+	for (unsigned i = 0; i < tl->n; i++)
+		if (tl->p[i].t >= t)
+			return tl->p[i].id;
+	return PHASE_COUNT;
 }
 
 unsigned timeline_count(const struct timeline *tl)

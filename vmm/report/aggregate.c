@@ -1,6 +1,8 @@
 /* Repeated runs summed up: per phase, per sweep row and for the summary, median and spread. */
 #include "report.h"
 
+#include <string.h>
+
 /* Phase p of a timeline: when it started and ended (ms since exec), its index; -1 if not reached. */
 static int phase_at(const struct timeline *tl, enum phase p, double *start, double *end)
 {
@@ -85,12 +87,12 @@ static void print_timeline(const struct run_set *s, FILE *f)
 	double t;
 
 	fprintf(f,
-		"\n%s: timeline over %u runs (ms since exec; median [min-max]; IQR from 5 runs; counters: median)\n",
-		s->label, s->n);
+		"\n%s: timeline over %u run%s (ms since exec; median [min-max]; IQR from 5 runs; counters: median)\n",
+		s->label, s->n, s->n == 1 ? "" : "s");
 	fprintf(f, "%-18s %10s %10s %-32s %9s", "phase", "start", "end",
 		"duration [min-max]", "IQR");
-	for (unsigned k = 0; k < timeline_ncounters; k++)
-		fprintf(f, " %14s", timeline_counters[k]);
+	for (unsigned k = 0; k < table_counter_count(); k++)
+		fprintf(f, " %14s", table_counter(k));
 	fputc('\n', f);
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
 		enum phase name = timeline_phase(tl, i, &t, NULL);
@@ -103,8 +105,8 @@ static void print_timeline(const struct run_set *s, FILE *f)
 			fmt_value(a, st.median, 3), fmt_value(b, en.median, 3),
 			fmt_spread(c, &du, 3),
 			du.n >= 5 ? fmt_value(d, du.q3 - du.q1, 3) : "-");
-		for (unsigned k = 0; k < timeline_ncounters; k++) {
-			phase_spread(s, name, COUNTER, timeline_counters[k], &ct);
+		for (unsigned k = 0; k < table_counter_count(); k++) {
+			phase_spread(s, name, COUNTER, table_counter(k), &ct);
 			fprintf(f, " %14s", ct.n ? fmt_value(a, ct.median, 0) : "-");
 		}
 		fputc('\n', f);
@@ -115,7 +117,8 @@ static void print_summary(const struct run_set *s, FILE *f)
 {
 	char a[FMT_SPREAD_BYTES], b[FMT_BYTES];
 
-	fprintf(f, "%s over %u runs, ms, median [min-max] (IQR):\n", s->label, s->n);
+	fprintf(f, "%s over %u run%s, ms, median [min-max] (IQR):\n", s->label, s->n,
+		s->n == 1 ? "" : "s");
 	for (unsigned k = 0; k < SUM_COUNT; k++) {
 		struct spread sp;
 
@@ -203,10 +206,10 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		phase_spread(s, name, DURATION, NULL, &sp);
 		spread_write_json(&sp, j, "dur_ms");
 		json_begin_object(j, "counters");
-		for (size_t k = 0; k < timeline_ncounters; k++) {
-			phase_spread(s, name, COUNTER, timeline_counters[k], &sp);
+		for (unsigned k = 0; k < table_counter_count(); k++) {
+			phase_spread(s, name, COUNTER, table_counter(k), &sp);
 			if (sp.n)
-				spread_write_json(&sp, j, timeline_counters[k]);
+				spread_write_json(&sp, j, table_counter(k));
 		}
 		json_end_object(j);
 		json_end_object(j);
@@ -244,36 +247,116 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 	json_end_object(j);
 }
 
-/* --compare: every phase of both modes side by side, in the eager runs' order. */
-void compare_table_print(const struct run_set *lazy, const struct run_set *eager,
-			 enum eager_strategy how, FILE *f)
+/* "eager (populate)": a mode's label, and the strategy its runs' eager resolved to. */
+static const char *set_name(const struct run_set *s, char *buf, size_t len)
 {
-	const struct timeline *tl = eager->runs[0]->tl;
+	const struct run_view *r = s->runs[0];
+
+	if (eager_strategy(r->eager) != EAGER_NONE)
+		snprintf(buf, len, "%s (%s)", s->label,
+			 eager_strategy_name(eager_strategy(r->eager)));
+	else
+		snprintf(buf, len, "%s", s->label);
+	return buf;
+}
+
+/* The timeline with the most phases (an eager run has eager_done): the table's rows. */
+static const struct timeline *rows_of(const struct run_set *sets, unsigned n)
+{
+	const struct timeline *tl = sets[0].runs[0]->tl;
+
+	for (unsigned m = 1; m < n; m++)
+		if (timeline_count(sets[m].runs[0]->tl) > timeline_count(tl))
+			tl = sets[m].runs[0]->tl;
+	return tl;
+}
+
+/* Two modes: end, duration with its spread, and pf_taken of each, side by side. */
+static void wide_table(const struct run_set *sets, const struct timeline *tl, FILE *f)
+{
+	char head[2][32];
+	int w[2];
 	double t;
 
-	fprintf(f,
-		"\nlazy vs eager (%s), %u run%s each: end = ms since exec when the phase ended; duration in ms%s; pf_taken = KVM's page faults in the phase%s\n",
-		eager_strategy_name(how), lazy->n, lazy->n == 1 ? "" : "s",
-		lazy->n > 1 ? " (median [min-max])" : "", lazy->n > 1 ? " (median)" : "");
-	fprintf(f, "%-18s %10s %-26s %9s | %10s %-26s %9s\n", "phase", "lazy end",
-		"duration", "pf_taken", "eager end", "duration", "pf_taken");
+	for (int m = 0; m < 2; m++) {
+		snprintf(head[m], sizeof(head[m]), "%s end", sets[m].label);
+		w[m] = strlen(head[m]) > 10 ? (int)strlen(head[m]) : 10;
+	}
+	fprintf(f, "%-18s %*s %-26s %9s | %*s %-26s %9s\n", "phase", w[0], head[0],
+		"duration", "pf_taken", w[1], head[1], "duration", "pf_taken");
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
 		enum phase name = timeline_phase(tl, i, &t, NULL);
-		const struct run_set *sets[] = { lazy, eager };
 
 		fprintf(f, "%-18s", phase_name(name));
 		for (int m = 0; m < 2; m++) {
 			struct spread en, du, pf;
 			char a[FMT_BYTES], b[FMT_SPREAD_BYTES], c[FMT_BYTES];
 
-			phase_spread(sets[m], name, END, NULL, &en);
-			phase_spread(sets[m], name, DURATION, NULL, &du);
-			phase_spread(sets[m], name, COUNTER, "pf_taken", &pf);
-			fprintf(f, "%s %10s %-26s %9s", m ? " |" : "",
+			phase_spread(&sets[m], name, END, NULL, &en);
+			phase_spread(&sets[m], name, DURATION, NULL, &du);
+			phase_spread(&sets[m], name, COUNTER, "pf_taken", &pf);
+			fprintf(f, "%s %*s %-26s %9s", m ? " |" : "", w[m],
 				en.n ? fmt_value(a, en.median, 1) : "-",
 				fmt_spread(b, &du, 1),
 				pf.n ? fmt_value(c, pf.median, 0) : "-");
 		}
 		fputc('\n', f);
 	}
+}
+
+/* Three modes or more: phases as rows, each mode a group of two compact columns (medians). */
+static void compact_table(const struct run_set *sets, unsigned n,
+			  const struct timeline *tl, FILE *f)
+{
+	double t;
+
+	fprintf(f, "%-18s", "");
+	for (unsigned m = 0; m < n; m++)
+		fprintf(f, " | %19s", sets[m].label);
+	fprintf(f, "\n%-18s", "phase");
+	for (unsigned m = 0; m < n; m++)
+		fprintf(f, " | %9s %9s", "end", "pf_taken");
+	fputc('\n', f);
+	for (unsigned i = 1; i < timeline_count(tl); i++) {
+		enum phase name = timeline_phase(tl, i, &t, NULL);
+
+		fprintf(f, "%-18s", phase_name(name));
+		for (unsigned m = 0; m < n; m++) {
+			struct spread en, pf;
+			char a[FMT_BYTES], c[FMT_BYTES];
+
+			phase_spread(&sets[m], name, END, NULL, &en);
+			phase_spread(&sets[m], name, COUNTER, "pf_taken", &pf);
+			fprintf(f, " | %9s %9s", en.n ? fmt_value(a, en.median, 1) : "-",
+				pf.n ? fmt_value(c, pf.median, 0) : "-");
+		}
+		fputc('\n', f);
+	}
+}
+
+void compare_table_print(const struct run_set *sets, unsigned n, FILE *f)
+{
+	const struct timeline *tl;
+	char name[64];
+	unsigned runs = n ? sets[0].n : 0;
+
+	if (!n || !runs)
+		return;
+	tl = rows_of(sets, n);
+	fputc('\n', f);
+	for (unsigned m = 0; m < n; m++)
+		fprintf(f, "%s%s", m ? " vs " : "",
+			set_name(&sets[m], name, sizeof(name)));
+	if (n == 2) {
+		fprintf(f,
+			", %u run%s each: end = ms since exec when the phase ended; duration in ms%s; pf_taken = KVM's page faults in the phase%s\n",
+			runs, runs == 1 ? "" : "s", runs > 1 ? " (median [min-max])" : "",
+			runs > 1 ? " (median)" : "");
+		wide_table(sets, tl, f);
+		return;
+	}
+	fprintf(f,
+		", %u run%s each: end = ms since exec when the phase ended, pf_taken = KVM's page faults in the phase%s (each mode's timeline above has the durations and spreads)\n",
+		runs, runs == 1 ? "" : "s", runs > 1 ? " (medians)" : "");
+	compact_table(sets, n, tl, f);
 }

@@ -1,47 +1,96 @@
 /* What eager population did: the report a person reads, and the results file's "eager" object. */
 #include "report.h"
 
-void eager_report(const struct eager *e, FILE *f)
+/* What an --eager-order FILE gave: its pages, and how much of them went first. */
+static void order_file_print(const struct eager_facts *x, FILE *f)
+{
+	char a[FMT_BYTES], b[FMT_BYTES];
+
+	fprintf(f,
+		"  order file %s: %llu pages (%s in the backing's pages), %s populated from it first\n",
+		x->order_file, (unsigned long long)x->order_file_pages,
+		fmt_size(a, (double)x->order_file_bytes),
+		fmt_size(b, (double)x->from_file_bytes));
+}
+
+static const char *strategy_words(const struct eager_facts *x)
+{
+	return x->strategy == EAGER_PREFAULT
+		       ? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
+		       : " (MADV_POPULATE_WRITE)";
+}
+
+static const char *auto_words(const struct eager_facts *x)
+{
+	return x->requested == EAGER_AUTO
+		       ? (x->pre_fault_here ? " [auto]"
+					    : " [auto: no KVM_PRE_FAULT_MEMORY here]")
+		       : "";
+}
+
+void eager_report(const struct eager *e, const char *stopped, FILE *f)
 {
 	struct eager_facts x;
 	struct eager_thread_facts t;
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
+	int whole;
 
 	if (eager_facts(e, &x))
 		return;
-	fprintf(f, "eager: %s%s%s, %u thread%s (%s), %.2f GiB of guest RAM in %.3f s",
-		eager_strategy_name(x.strategy),
-		x.strategy == EAGER_PREFAULT
-			? " (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY)"
-			: " (MADV_POPULATE_WRITE)",
-		x.requested == EAGER_AUTO
-			? (x.pre_fault_here ? " [auto]"
-					    : " [auto: no KVM_PRE_FAULT_MEMORY here]")
-			: "",
+	whole = x.done_bytes == x.total_bytes;
+	fprintf(f, "eager: %s%s%s, %u thread%s (%s)%s%s, %s of guest RAM",
+		eager_strategy_name(x.strategy), strategy_words(&x), auto_words(&x),
 		x.nthreads, x.nthreads == 1 ? "" : "s",
 		x.on_vcpu_threads ? "on the vCPU threads" : "--eager-threads",
-		(double)x.total_bytes / BYTES_PER_GIB, x.seconds);
-	if (x.populated >= 0)
+		x.order == EAGER_ORDER_FRONT ? "" : ", order ",
+		x.order == EAGER_ORDER_FRONT ? "" : eager_order_name(x.order),
+		fmt_size(a, (double)x.total_bytes));
+	/* Stopped part way (Ctrl-C, a failed thread): say so, or it reads as finished. */
+	if (whole)
+		fprintf(f, " in %.3f s", x.seconds);
+	else
 		fprintf(f,
-			": made %.2f GiB resident (%.2f GiB/s; %.2f GiB were already)\n",
-			(double)x.populated / BYTES_PER_GIB,
+			": NOT FINISHED, stopped after %.3f s with %s of %s done (the run ended%s%s)",
+			x.seconds, fmt_size(b, (double)x.done_bytes),
+			fmt_size(c, (double)x.total_bytes), stopped ? ": " : "",
+			stopped ? stopped : "");
+	if (x.populated >= 0)
+		fprintf(f, ": made %s resident (%.2f GiB/s; %s were already)\n",
+			fmt_size(a, (double)x.populated),
 			gib_per_s((double)x.populated, x.seconds),
-			(double)x.resident_before / BYTES_PER_GIB);
+			fmt_size(b, (double)x.resident_before));
 	else
 		fprintf(f, " (residency unknown: mincore failed)\n");
+	if (x.order == EAGER_ORDER_FILE)
+		order_file_print(&x, f);
 	for (unsigned i = 0; !eager_thread(e, i, &t); i++) {
-		fprintf(f, "  thread %u: %.2f GiB at 0x%llx in %.3f s", i,
-			(double)t.bytes / BYTES_PER_GIB, (unsigned long long)t.gpa,
-			t.t1 - t.t0);
+		fprintf(f, "  thread %u: ", i);
+		if (!t.bytes) /* the file order: no slice, the threads share RAM */
+			fprintf(f, "%s", fmt_size(a, (double)t.done));
+		else if (t.done != t.bytes)
+			fprintf(f, "%s of ", fmt_size(a, (double)t.done));
+		if (t.bytes)
+			fprintf(f, "%s at 0x%llx", fmt_size(b, (double)t.bytes),
+				(unsigned long long)t.gpa);
+		fprintf(f, " in %.3f s", t.t1 - t.t0);
 		if (x.strategy == EAGER_PREFAULT)
 			fprintf(f,
-				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u calls, %u retries",
-				t.vcpu, t.pf.calls, t.pf.retries);
+				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u call%s, %u retr%s",
+				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
+				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
+		if (t.node >= 0 && t.nodes > 1)
+			fprintf(f,
+				", nodes %d-%d from node %d (host node %d, CPU %d): fewer threads than nodes",
+				t.node, t.node + (int)t.nodes - 1, t.node, t.host_node,
+				t.cpu);
+		else if (t.node >= 0)
+			fprintf(f, ", on node %d (host node %d, CPU %d)", t.node,
+				t.host_node, t.cpu);
 		fprintf(f, "%s\n",
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
 	if (x.ceiling)
-		roofline_report(x.ceiling, gib_per_s((double)x.total_bytes, x.seconds),
-				f);
+		roofline_report(x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), f);
 }
 
 void eager_predict_print(const struct eager *e, FILE *f)
@@ -53,19 +102,161 @@ void eager_predict_print(const struct eager *e, FILE *f)
 				       f);
 }
 
-void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j)
+/* ms since the run's exec; negative when t is 0 (never). */
+static double since_exec(const struct run_view *v, double t)
 {
+	return t > 0 ? (t - timeline_time(v->tl, PHASE_EXEC)) * MSEC_PER_SEC : -1;
+}
+
+/* When population ended, against the guest's marks: the phase, and first useful work. */
+static void end_vs_guest(const struct run_view *v, const struct eager_facts *x, FILE *f)
+{
+	enum phase p = timeline_phase_at(v->tl, x->t_end);
+	double fuw = timeline_time(v->tl, PHASE_FIRST_USEFUL_WORK);
+	char a[FMT_BYTES], b[FMT_BYTES];
+
+	fprintf(f, "  %s at %.1f ms since exec, in phase %s",
+		x->finished ? "finished" : "stopped as the run ended",
+		since_exec(v, x->t_end),
+		p < PHASE_COUNT ? phase_name(p) : "(after vm_exit)");
+	if (fuw > 0)
+		fprintf(f, ", %.1f ms %s first useful work (%.1f ms)",
+			(x->t_end > fuw ? x->t_end - fuw : fuw - x->t_end) * MSEC_PER_SEC,
+			x->t_end > fuw ? "after" : "before", since_exec(v, fuw));
+	else
+		fprintf(f, " (the guest marked no first useful work)");
+	if (!x->finished)
+		fprintf(f, ": %s of %s done", fmt_size(a, (double)x->done_bytes),
+			fmt_size(b, (double)x->total_bytes));
+	fputc('\n', f);
+}
+
+void eager_background_report(const struct run_view *v, FILE *f)
+{
+	struct eager_facts x;
+	struct eager_thread_facts t;
+	struct coverage c;
+	char a[FMT_BYTES], b[FMT_BYTES];
+
+	if (eager_facts(v->eager, &x) || !x.background)
+		return;
+	fprintf(f,
+		"eager: background %s%s%s, order %s, %u thread%s of its own: %s in %.1f ms (%.2f GiB/s) beside the guest\n",
+		eager_strategy_name(x.strategy), strategy_words(&x), auto_words(&x),
+		eager_order_name(x.order), x.nthreads, x.nthreads == 1 ? "" : "s",
+		fmt_size(a, (double)x.done_bytes), x.seconds * MSEC_PER_SEC,
+		gib_per_s((double)x.done_bytes, x.seconds));
+	end_vs_guest(v, &x, f);
+	if (x.order == EAGER_ORDER_FILE)
+		order_file_print(&x, f);
+	for (unsigned i = 0; !eager_thread(v->eager, i, &t); i++) {
+		fprintf(f, "  thread %u: %s", i, fmt_size(a, (double)t.done));
+		if (t.bytes)
+			fprintf(f, " of its %s at 0x%llx", fmt_size(b, (double)t.bytes),
+				(unsigned long long)t.gpa);
+		fprintf(f, " in %.1f ms, %u frontier point%s",
+			(t.t1 - t.t0) * MSEC_PER_SEC, t.npoints,
+			t.npoints == 1 ? "" : "s");
+		if (x.strategy == EAGER_PREFAULT)
+			fprintf(f,
+				", KVM_PRE_FAULT_MEMORY on spare vCPU %u: %u call%s, %u retr%s",
+				t.vcpu, t.pf.calls, t.pf.calls == 1 ? "" : "s",
+				t.pf.retries, t.pf.retries == 1 ? "y" : "ies");
+		fprintf(f, "%s%s\n", t.stopped ? " [stopped by the run's end]" : "",
+			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
+	}
+	if (!run_coverage(v, &c))
+		fprintf(f,
+			"  covered first: %.1f%% of the guest's first pass (%s of %s) was populated before the guest got there (at least: %s)\n",
+			100.0 * c.fraction, fmt_size(a, (double)c.covered),
+			fmt_size(b, (double)c.total),
+			c.sequential
+				? "chunks done before each stretch between two of the guest's frontier points began"
+				: "chunks done before its pass began");
+}
+
+/* Every thread's frontier, one array: (thread, t_ms, bytes, gpa). */
+static void points_json(const struct run_view *v, struct json *j)
+{
+	struct eager_thread_facts t;
+
+	json_begin_array(j, "progress");
+	for (unsigned i = 0; !eager_thread(v->eager, i, &t); i++)
+		for (unsigned k = 0; k < t.npoints; k++) {
+			json_begin_object(j, NULL);
+			json_u64(j, "thread", i);
+			json_double(j, "t_ms", since_exec(v, t.points[k].t));
+			json_u64(j, "bytes", t.points[k].bytes);
+			json_u64(j, "gpa", t.points[k].gpa);
+			json_end_object(j);
+		}
+	json_end_array(j);
+}
+
+/* Background: when it ended against the guest's marks, and what it covered first. */
+static void background_json(const struct run_view *v, const struct eager_facts *x,
+			    struct json *j)
+{
+	enum phase p = timeline_phase_at(v->tl, x->t_end);
+	double fuw = timeline_time(v->tl, PHASE_FIRST_USEFUL_WORK);
+	struct coverage c;
+
+	if (x->t_end > 0 && p < PHASE_COUNT)
+		json_string(j, "end_phase", phase_name(p));
+	else
+		json_null(j, "end_phase");
+	if (x->t_end > 0 && fuw > 0)
+		json_double(j, "end_minus_first_useful_work_ms",
+			    (x->t_end - fuw) * MSEC_PER_SEC);
+	else
+		json_null(j, "end_minus_first_useful_work_ms");
+	json_begin_array(j, "spare_vcpus");
+	for (unsigned i = 0; i < x->spare_vcpus; i++)
+		json_u64(j, NULL, vm_nvcpus(v->vm) + i);
+	json_end_array(j);
+	if (run_coverage(v, &c)) {
+		json_null(j, "covered_first");
+		return;
+	}
+	json_begin_object(j, "covered_first");
+	json_u64(j, "bytes", c.covered);
+	json_u64(j, "of_bytes", c.total);
+	json_double(j, "fraction", c.fraction);
+	json_string(j, "bound", c.sequential ? "segment" : "pass");
+	json_end_object(j);
+}
+
+void eager_write_json(const struct run_view *v, struct json *j)
+{
+	const struct eager *e = v->eager;
 	struct eager_facts x;
 	struct eager_thread_facts t;
 	int host = !eager_facts(e, &x);
 
-	json_string(j, "requested", eager_strategy_name(asked));
+	json_string(j, "requested", eager_strategy_name(v->cfg->eager));
 	json_string(j, "strategy", eager_strategy_name(eager_strategy(e)));
+	json_bool(j, "background", v->cfg->eager_background);
+	json_string(j, "order", eager_order_name(eager_order_of(v->cfg->eager_order)));
 	if (host) {
 		json_u64(j, "threads", x.nthreads);
 		json_bool(j, "on_vcpu_threads", x.on_vcpu_threads);
 		json_u64(j, "bytes", x.total_bytes);
+		json_u64(j, "done_bytes", x.done_bytes);
+		json_bool(j, "complete", x.done_bytes == x.total_bytes);
+		json_u64(j, "chunk_bytes", x.chunk_bytes);
 		json_double(j, "seconds", x.seconds);
+		json_ms(j, "start_ms", since_exec(v, x.t_start));
+		json_ms(j, "end_ms", since_exec(v, x.t_end));
+		if (x.background)
+			background_json(v, &x, j);
+		if (x.order == EAGER_ORDER_FILE) {
+			json_begin_object(j, "order_file");
+			json_bytes(j, "path", x.order_file);
+			json_u64(j, "pages", x.order_file_pages);
+			json_u64(j, "bytes", x.order_file_bytes);
+			json_u64(j, "populated_first_bytes", x.from_file_bytes);
+			json_end_object(j);
+		}
 		json_i64(j, "resident_bytes_before", x.resident_before);
 		json_i64(j, "resident_bytes_after", x.resident_after);
 		json_i64(j, "populated_bytes", x.populated);
@@ -78,7 +269,22 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 			json_u64(j, "thread", i);
 			json_u64(j, "gpa", t.gpa);
 			json_u64(j, "bytes", t.bytes);
+			json_u64(j, "done_bytes", t.done);
 			json_double(j, "seconds", t.t1 - t.t0);
+			json_bool(j, "stopped", t.stopped);
+			json_u64(j, "points", t.npoints);
+			if (t.node >= 0) {
+				char cpus[128];
+
+				json_i64(j, "node", t.node);
+				json_i64(j, "host_node", t.host_node);
+				json_u64(j, "nodes", t.nodes);
+				json_i64(j, "cpu", t.cpu);
+				if (t.allowed)
+					json_string(j, "allowed",
+						    mm_cpulist_format(t.allowed, cpus,
+								      sizeof(cpus)));
+			}
 			if (x.strategy == EAGER_PREFAULT) {
 				json_u64(j, "prefault_vcpu", t.vcpu);
 				json_u64(j, "prefault_bytes", t.pf.bytes);
@@ -88,10 +294,10 @@ void eager_write_json(const struct eager *e, enum eager_strategy asked, struct j
 			json_end_object(j);
 		}
 		json_end_array(j);
+		points_json(v, j);
 		if (x.ceiling)
-			roofline_write_json(x.ceiling,
-					    gib_per_s((double)x.total_bytes, x.seconds),
-					    j);
+			roofline_write_json(
+				x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), j);
 	}
 	json_begin_array(j, "fallbacks");
 	if (host && x.requested == EAGER_AUTO && !x.pre_fault_here)

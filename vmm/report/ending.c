@@ -57,7 +57,9 @@ void ending_print(const struct run_view *v, int status, int verbose, int timelin
 		struct tl_summary s;
 
 		run_summary(v, &s);
-		timeline_print(v->tl, &s, stdout);
+		timeline_print(v->tl, &s,
+			       status != EXIT_GUEST_OK ? vm_end_reason(v->vm) : NULL,
+			       stdout);
 		fflush(stdout);
 	}
 }

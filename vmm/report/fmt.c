@@ -48,6 +48,21 @@ const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int d
 	return buf;
 }
 
+const char *fmt_size(char buf[FMT_BYTES], double bytes)
+{
+	if (bytes >= BYTES_PER_GIB)
+		snprintf(buf, FMT_BYTES, "%.2f GiB", bytes / BYTES_PER_GIB);
+	else if (bytes >= BYTES_PER_MIB)
+		snprintf(buf, FMT_BYTES,
+			 fmod(bytes, BYTES_PER_MIB) ? "%.1f MiB" : "%.0f MiB",
+			 bytes / BYTES_PER_MIB);
+	else if (bytes > 0)
+		snprintf(buf, FMT_BYTES, "%.0f KiB", bytes / 1024);
+	else
+		snprintf(buf, FMT_BYTES, "0 bytes");
+	return buf;
+}
+
 /* Print text from column `indent` (the first line's indent is already out), wrapped at width. */
 void print_wrapped(FILE *f, const char *text, int indent, int width)
 {

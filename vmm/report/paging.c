@@ -39,7 +39,8 @@ void paging_report(const struct run_view *v, FILE *f)
 	if (cfg->uffd_delay_us)
 		fprintf(f, ", each fault delayed %u us (%s)", cfg->uffd_delay_us,
 			uffd_delay_method(pg.uffd));
-	fprintf(f, ": %llu faults (%s MiB)", (unsigned long long)s->faults,
+	fprintf(f, ": %llu fault%s (%s MiB)", (unsigned long long)s->faults,
+		s->faults == 1 ? "" : "s",
 		fmt_value(a, (double)(s->faults * uffd_page_bytes(pg.uffd)) / (1 << 20),
 			  1));
 	if (s->faults)

@@ -1,20 +1,17 @@
 /* The timeline for people (a table) and in the results file (every phase, every counter). */
 #include "report.h"
 
-/* The counters every table shows, in this order, where KVM publishes them. */
-const char *const timeline_counters[] = { "exits",    "io_exits",	"pf_taken",
-					  "pf_fixed", "insn_emulation", "mmu_pte_write" };
-const unsigned timeline_ncounters = ARRAY_SIZE(timeline_counters);
-
 /*
  * Phase i >= 1 runs from mark i - 1 to mark i and is named for the event
  * that ends it; mark 0 is "exec", the zero of the clock. Times are ms since
  * exec. The table, the JSON and the trace all use this convention.
  */
-void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f)
+void timeline_print(const struct timeline *tl, const struct tl_summary *s,
+		    const char *ended, FILE *f)
 {
 	double exec = timeline_time(tl, PHASE_EXEC);
-	int idx[ARRAY_SIZE(timeline_counters)];
+	unsigned nk = table_counter_count();
+	int idx[TABLE_COUNTERS_MAX];
 	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
 
 	fprintf(f,
@@ -22,10 +19,10 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 	fprintf(f,
 		"(ms since exec; KVM counters during the phase, all vCPUs; - = not measured)\n");
 	fprintf(f, "%-18s %10s %10s %10s", "phase", "start", "end", "duration");
-	for (size_t k = 0; k < ARRAY_SIZE(timeline_counters); k++) {
-		idx[k] = kvmstats_index(timeline_stats(tl), timeline_counters[k]);
+	for (unsigned k = 0; k < nk; k++) {
+		idx[k] = kvmstats_index(timeline_stats(tl), table_counter(k));
 		if (idx[k] >= 0)
-			fprintf(f, " %14s", timeline_counters[k]);
+			fprintf(f, " %14s", table_counter(k));
 	}
 	fputc('\n', f);
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
@@ -38,7 +35,7 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 		t0 = (prev - exec) * MSEC_PER_SEC;
 		fprintf(f, "%-18s %10s %10s %10s", phase_name(p), fmt_value(a, t0, 3),
 			fmt_value(b, t1, 3), fmt_value(c, t1 - t0, 3));
-		for (size_t k = 0; k < ARRAY_SIZE(timeline_counters); k++) {
+		for (unsigned k = 0; k < nk; k++) {
 			if (idx[k] < 0)
 				continue;
 			if (timeline_delta_k(tl, i, (unsigned)idx[k], &d))
@@ -52,6 +49,9 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 	if (s->ms[SUM_EAGER] >= 0 && s->eager_in_guest)
 		fprintf(f, "eager in the guest, not in setup: %s ms of workload_start",
 			fmt_value(b, s->ms[SUM_EAGER], 1));
+	else if (s->ms[SUM_EAGER] >= 0 && s->eager_background)
+		fprintf(f, "eager beside the guest, not in setup: %s ms",
+			fmt_value(b, s->ms[SUM_EAGER], 1));
 	else if (s->ms[SUM_EAGER] >= 0)
 		fprintf(f, "eager %s ms", fmt_value(b, s->ms[SUM_EAGER], 1));
 	else
@@ -59,6 +59,10 @@ void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE 
 	fprintf(f, ") | first useful work: ");
 	if (s->ms[SUM_FIRST_USEFUL_WORK] >= 0)
 		fprintf(f, "%s ms", fmt_value(a, s->ms[SUM_FIRST_USEFUL_WORK], 1));
+	else if (timeline_time(tl, PHASE_WORKLOAD_END) <= 0)
+		/* The workload never ended: whether it would have marked one is unknown. */
+		fprintf(f, "not reached (the run ended before the workload did%s%s)",
+			ended ? ": " : "", ended ? ended : "");
 	else
 		fprintf(f, "n/a (the workload marks none)");
 	fprintf(f, " | total: %s ms\n", fmt_value(a, s->ms[SUM_TOTAL], 1));

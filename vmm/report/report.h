@@ -63,6 +63,8 @@ int json_write_fd(int fd, void (*build)(struct json *j, const void *arg),
 const char *fmt_value(char buf[FMT_BYTES], double v, int decimals);
 /* "median [min-max]" (just the value for one sample, "-" for none). */
 const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals);
+/* A size for people: "512 KiB", "64 MiB", "1.50 GiB" (MiB below 1 GiB, so 64 MiB never reads 0.06 GiB). */
+const char *fmt_size(char buf[FMT_BYTES], double bytes);
 /* text from column indent (the first line's indent already printed), wrapped at width. */
 void print_wrapped(FILE *f, const char *text, int indent, int width);
 void spread_write_json(const struct spread *s, struct json *j, const char *key);
@@ -74,6 +76,7 @@ enum legend_table {
 	LEGEND_COUNTERS,
 	LEGEND_EAGER,
 	LEGEND_REPEAT,
+	LEGEND_COMPARE,
 	LEGEND_VERDICT,
 	LEGEND_TABLE_COUNT
 };
@@ -85,6 +88,13 @@ struct legend_row {
 extern const struct legend_row legend[];
 extern const unsigned legend_count;
 void legend_print(unsigned tables, FILE *f); /* tables: a mask of 1u << LEGEND_* */
+/*
+ * The KVM counters every table shows, in order: the LEGEND_COUNTERS rows of
+ * legend[] (but "-"), so a counter column is added by adding its meaning.
+ */
+#define TABLE_COUNTERS_MAX 16
+unsigned table_counter_count(void);
+const char *table_counter(unsigned k); /* NULL past the end */
 
 /* ---- tables.c: the OSv sweep table, row by row, and eager touch ----------- */
 /* Print what the batch of records from index `from` on completes of the OSv tables. */
@@ -96,16 +106,32 @@ void tables_touch(const struct records *r, FILE *f);
 void progress_write_json(const struct run_view *r, struct json *j);
 
 /* ---- phases.c: the timeline as a table and in the results file ------------ */
-extern const char *const timeline_counters[]; /* the counters every table shows */
-extern const unsigned timeline_ncounters;
-void timeline_print(const struct timeline *tl, const struct tl_summary *s, FILE *f);
+/*
+ * The table and the summary line. ended: how the run ended when it failed or
+ * was stopped (an exit reason such as "interrupted"), else NULL: a phase it
+ * did not reach is then said to be not reached, not missing.
+ */
+void timeline_print(const struct timeline *tl, const struct tl_summary *s,
+		    const char *ended, FILE *f);
 void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
 			 struct json *j);
 
 /* ---- eager.c: what eager did, for people and in the results file ---------- */
-void eager_report(const struct eager *e, FILE *f);
+/*
+ * What eager did. stopped: the run's end reason when it is ending (eager may
+ * have been stopped part way), else NULL.
+ */
+void eager_report(const struct eager *e, const char *stopped, FILE *f);
+/* --eager=background, after the run: what it did, when it ended against the guest's marks. */
+void eager_background_report(const struct run_view *v, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
-void eager_write_json(const struct eager *e, enum eager_strategy asked, struct json *j);
+void eager_write_json(const struct run_view *v, struct json *j);
+
+/* ---- numa.c: --numa's placement and pinning, reported ------------------- */
+/* The nodes and the audit's counts, if the audit ran at `when` (else nothing). */
+void numa_report(const struct numa *n, enum numa_audit_when when, FILE *f);
+void numa_write_json(const struct numa *n,
+		     struct json *j); /* "numa": {...}; none without */
 
 /* ---- ram.c: where guest RAM came from (a file, a lease), reported ------- */
 /* What guest RAM is (a file, a lease), for people. Nothing for fresh memory. */
@@ -149,8 +175,12 @@ struct run_set {
 };
 void aggregate_print(const struct run_set *s, int sweep_tables, FILE *f);
 void aggregate_write_json(const struct run_set *s, struct json *j); /* as s->label */
-void compare_table_print(const struct run_set *lazy, const struct run_set *eager,
-			 enum eager_strategy how, FILE *f);
+/*
+ * --compare: every phase of every mode side by side (n sets, each with
+ * runs): for two modes ends, durations and pf_taken with spreads; for more,
+ * compact (medians of the ends and pf_taken).
+ */
+void compare_table_print(const struct run_set *sets, unsigned n, FILE *f);
 
 /* ---- verdict.c: --compare's verdict, printed and written ------------------ */
 void verdict_print(const struct verdict *v, FILE *f);
@@ -166,10 +196,12 @@ struct experiment_view {
 	unsigned planned;	       /* runs planned, warm-ups included */
 	unsigned done;		       /* runs that started */
 	unsigned repeat, warmup;       /* measured runs of each mode, warm-ups */
-	unsigned nmodes;	       /* 1, or 2 for --compare */
+	unsigned nmodes;	       /* 1, or --compare's modes */
 	const char *kind;	       /* "repeat" or "compare" (planned > 1) */
-	const char *const *mode_label; /* nmodes */
+	const char *const *mode_label; /* nmodes (and the recording's, "record") */
 	const unsigned *mode;	       /* planned: each run's mode */
+	int recording;		       /* run 1 recorded the order replay replays */
+	const char *record_path;
 	const int *is_warmup;	       /* planned */
 	const struct run_view *runs;   /* done */
 	const struct verdict *verdict; /* NULL when there is none */

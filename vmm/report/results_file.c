@@ -102,7 +102,7 @@ static void exit_json(struct json *j, const struct vm *vm, int status)
 	json_begin_object(j, "exit");
 	json_u64(j, "status", (uint64_t)status);
 	json_string(j, "reason", vm_end_reason(vm));
-	if (vm_end(vm) == END_GUEST_EXIT)
+	if (vm_end(vm) == END_GUEST_EXIT || vm_end(vm) == END_GUEST_USAGE)
 		json_i64(j, "guest_status", vm_guest_status(vm));
 	json_string(j, "message", vm_end_message(vm));
 	json_end_object(j);
@@ -141,6 +141,9 @@ static void run_members(const struct run_view *r, struct json *j)
 	if (cfg->roofline_path)
 		json_bytes(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
+	json_bool(j, "eager_background", cfg->eager_background);
+	if (cfg->eager_order)
+		json_string(j, "eager_order", cfg->eager_order);
 	json_string(j, "paging", paging_kind_name(cfg->paging));
 	json_bytes(j, "guest", cfg->guest_path);
 	json_bytes_array(j, "guest_args", cfg->guest_argv, cfg->guest_argc);
@@ -152,12 +155,13 @@ static void run_members(const struct run_view *r, struct json *j)
 
 	if (cfg->eager != EAGER_NONE) {
 		json_begin_object(j, "eager");
-		eager_write_json(r->eager, cfg->eager, j);
+		eager_write_json(r, j);
 		if (eager_strategy(r->eager) == EAGER_TOUCH)
 			touch_json(r, j);
 		json_end_object(j);
 	}
 
+	numa_write_json(vm_numa(vm), j);
 	paging_write_json(r, j);
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
@@ -256,6 +260,22 @@ static void resources_json(const struct experiment_view *x, struct json *j)
 	json_end_object(j);
 }
 
+/* The run that recorded the first-touch order the replay runs replay (run 1, not counted). */
+static void recording_json(const struct experiment_view *x, struct json *j)
+{
+	struct paging_facts pg;
+
+	json_begin_object(j, "recording");
+	json_u64(j, "index", 1);
+	json_bytes(j, "path", x->record_path);
+	if (x->done && !paging_facts(x->runs[0].paging, &pg)) {
+		json_u64(j, "pages", pg.recorded);
+		if (pg.record_err)
+			json_string(j, "error", strerror(-pg.record_err));
+	}
+	json_end_object(j);
+}
+
 static void build(struct json *j, const void *arg)
 {
 	const struct experiment_view *x = arg;
@@ -279,6 +299,14 @@ static void build(struct json *j, const void *arg)
 		json_string(j, NULL, x->mode_label[x->mode[i]]);
 	json_end_array(j);
 	json_u64(j, "runs_done", x->done);
+	if (!strcmp(x->kind, "compare")) {
+		json_begin_array(j, "modes");
+		for (unsigned m = 0; m < x->nmodes; m++)
+			json_string(j, NULL, x->mode_label[m]);
+		json_end_array(j);
+	}
+	if (x->recording)
+		recording_json(x, j);
 	json_end_object(j);
 	json_begin_array(j, "runs");
 	for (unsigned i = 0; i < x->done; i++) {

@@ -7,11 +7,13 @@
 void roofline_predict_print(const struct mm_ceiling *c, uint64_t bytes, unsigned threads,
 			    const char *backing, FILE *f)
 {
+	char size[FMT_BYTES];
+
 	if (!c->found || bytes <= PREDICT_MIN_BYTES)
 		return;
 	fprintf(f,
-		"eager: predicted %.2f s for %.2f GiB of %s with %u thread%s (roofline %s: %s at %.2f GiB/s)\n",
-		c->predicted_s, (double)bytes / BYTES_PER_GIB, backing, threads,
+		"eager: predicted %.2f s for %s of %s with %u thread%s (roofline %s: %s at %.2f GiB/s)\n",
+		c->predicted_s, fmt_size(size, (double)bytes), backing, threads,
 		threads == 1 ? "" : "s", c->source, c->op, c->gib_per_s);
 	fflush(f);
 }

@@ -81,7 +81,7 @@ void tables_touch(const struct records *res, FILE *f)
 {
 	size_t n;
 	const struct mvm_rec_touch *t = records_touch(res, &n);
-	char a[FMT_BYTES];
+	char a[FMT_BYTES], b[FMT_BYTES];
 
 	for (size_t i = 0; i < n; i++) {
 		double s = records_seconds(res, t[i].cycles);
@@ -89,17 +89,17 @@ void tables_touch(const struct records *res, FILE *f)
 
 		if (t[i].vcpu == MVM_VCPU_ALL)
 			fprintf(f,
-				"eager: touch (in the guest, CPL3), %zu vCPUs, %.2f GiB in %s s (%.2f GiB/s)\n",
-				n - 1, bytes / BYTES_PER_GIB, fmt_value(a, s, 3),
-				gib_per_s(bytes, s));
+				"eager: touch (in the guest, CPL3), %zu vCPU%s, %s in %s s (%.2f GiB/s)\n",
+				n - 1, n - 1 == 1 ? "" : "s", fmt_size(b, bytes),
+				fmt_value(a, s, 3), gib_per_s(bytes, s));
 	}
 	for (size_t i = 0; i < n; i++) {
 		double s = records_seconds(res, t[i].cycles);
 		double bytes = (double)t[i].pages * MVM_PAGE_BYTES;
 
 		if (t[i].vcpu != MVM_VCPU_ALL)
-			fprintf(f, "  vCPU %u: %.2f GiB at 0x%llx in %s s (%.2f GiB/s)\n",
-				t[i].vcpu, bytes / BYTES_PER_GIB,
+			fprintf(f, "  vCPU %u: %s at 0x%llx in %s s (%.2f GiB/s)\n",
+				t[i].vcpu, fmt_size(b, bytes),
 				(unsigned long long)t[i].start_gpa, fmt_value(a, s, 3),
 				gib_per_s(bytes, s));
 	}

@@ -36,6 +36,49 @@ static void span(struct json *j, int pid, int tid, const char *name, const char 
 	json_end_object(j);
 }
 
+/* A counter event ("C"): series `series` of counter `name` is v at t. */
+static void counter(struct json *j, int pid, const char *name, const char *series,
+		    double v, double t, double exec)
+{
+	if (t <= 0)
+		return;
+	json_begin_object(j, NULL);
+	json_string(j, "name", name);
+	json_string(j, "ph", "C");
+	json_i64(j, "pid", pid);
+	json_i64(j, "tid",
+		 0); /* a counter is the process's (Perfetto keys it by pid and name) */
+	json_double(j, "ts", (t - exec) * USEC_PER_SEC);
+	json_begin_object(j, "args");
+	json_double(j, series, v);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+/* The two frontiers as counter tracks on the run's clock: eager's MiB populated, the guest's touched. */
+static void frontiers(struct json *j, const struct run_view *r, int pid, double exec)
+{
+	struct eager_thread_facts et;
+	const struct mvm_rec_progress *p;
+	size_t n;
+	char series[32];
+
+	for (unsigned i = 0; !eager_thread(r->eager, i, &et); i++) {
+		snprintf(series, sizeof(series), "thread %u", i);
+		for (unsigned k = 0; k < et.npoints; k++)
+			counter(j, pid, "eager populated (MiB)", series,
+				(double)et.points[k].bytes / BYTES_PER_MIB,
+				et.points[k].t, exec);
+	}
+	p = records_progress(r->rec, &n);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(series, sizeof(series), "vCPU %u", p[i].vcpu);
+		counter(j, pid, "guest touched (MiB)", series,
+			(double)p[i].bytes_done / BYTES_PER_MIB,
+			timeline_guest_time(r->tl, p[i].tsc), exec);
+	}
+}
+
 static void one_run(struct json *j, const struct run_view *r, int pid, const char *label)
 {
 	const struct timeline *tl = r->tl;
@@ -62,19 +105,29 @@ static void one_run(struct json *j, const struct run_view *r, int pid, const cha
 			span(j, pid, TID_VCPU + (int)i, "KVM_RUN loop", "vcpu", t0, t1,
 			     exec);
 	}
-	snprintf(name, sizeof(name), "eager %s",
-		 eager_strategy_name(eager_strategy(r->eager)));
+	/* In the background its threads run beside the vCPUs' KVM_RUN loops, on tracks of their own. */
+	snprintf(name, sizeof(name), "%seager %s%s%s",
+		 eager_in_background(r->eager) ? "background " : "",
+		 eager_strategy_name(eager_strategy(r->eager)),
+		 eager_order_of(r->cfg->eager_order) == EAGER_ORDER_FRONT ? ""
+									  : ", order ",
+		 eager_order_of(r->cfg->eager_order) == EAGER_ORDER_FRONT
+			 ? ""
+			 : eager_order_name(eager_order_of(r->cfg->eager_order)));
 	for (unsigned i = 0; !eager_thread(r->eager, i, &et); i++) {
 		int dedicated = !eager_on_vcpu_threads(r->eager);
 		int tid = dedicated ? TID_EAGER + (int)i : TID_VCPU + (int)et.vcpu;
-		char thread[48];
+		char thread[64];
 
 		if (dedicated) {
-			snprintf(thread, sizeof(thread), "eager thread %u", i);
+			snprintf(thread, sizeof(thread), "eager thread %u%s", i,
+				 eager_in_background(r->eager) ? " (background)" : "");
 			meta(j, pid, tid, "thread_name", thread);
 		}
-		span(j, pid, tid, name, "eager", et.t0, et.t1, exec);
+		span(j, pid, tid, et.stopped ? "eager (stopped by the run's end)" : name,
+		     "eager", et.t0, et.t1, exec);
 	}
+	frontiers(j, r, pid, exec);
 }
 
 static void build(struct json *j, const void *arg)

@@ -3,15 +3,71 @@
 
 #include <math.h>
 
+#define NSEC_PER_USEC 1000.0
+
+/* "setup 0.92 ms, first pass 9.4 ms, pf_taken 1798[, uffd faults 1794 (p50 4.1 us)]". */
+static void rank_facts(const struct rank_row *r, FILE *f)
+{
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
+
+	fprintf(f, "setup %s ms", fmt_value(a, r->setup_ms.median, 1));
+	if (r->have_work)
+		fprintf(f, ", first pass %s ms",
+			fmt_value(b, r->first_pass_ms.median, 1));
+	if (r->pf_taken.n)
+		fprintf(f, ", pf_taken %s", fmt_value(c, r->pf_taken.median, 0));
+	if (r->uffd && r->uffd_faults.n) {
+		fprintf(f, ", uffd faults %s", fmt_value(a, r->uffd_faults.median, 0));
+		if (r->uffd_p50_ns.n)
+			fprintf(f, " (p50 %s us)",
+				fmt_value(b, r->uffd_p50_ns.median / NSEC_PER_USEC, 1));
+	}
+}
+
+/* The modes, soonest to first useful work first, and how sure each step is. */
+static void ranking_print(const struct ranking *rk, FILE *f)
+{
+	char a[FMT_SPREAD_BYTES], x[FMT_BYTES];
+
+	fprintf(f, "  ranking by first useful work (ms since exec):\n");
+	for (unsigned i = 0; i < rk->n; i++) {
+		const struct rank_row *r = &rk->row[i], *next = &rk->row[i + 1];
+
+		fprintf(f, "    %u. %-10s ", i + 1, r->mode);
+		if (r->have_work)
+			fprintf(f, "%s: ", fmt_spread(a, &r->fuw_ms, 1));
+		else
+			fprintf(f, "no first useful work marked: ");
+		rank_facts(r, f);
+		fputc('\n', f);
+		if (i + 1 == rk->n || !r->have_work || !next->have_work)
+			continue;
+		if (r->conclusive_vs_next)
+			fprintf(f, "       ahead of %s by %s ms\n", next->mode,
+				fmt_value(x, r->ahead_ms, 1));
+		else if (r->runs <= 1 || next->runs <= 1)
+			fprintf(f,
+				"       ahead of %s by %s ms (one run each: no spread to judge by)\n",
+				next->mode, fmt_value(x, r->ahead_ms, 1));
+		else
+			fprintf(f,
+				"       inconclusive against %s: the spreads overlap (medians %s ms apart)\n",
+				next->mode, fmt_value(x, r->ahead_ms, 1));
+	}
+}
+
 void verdict_print(const struct verdict *v, FILE *f)
 {
 	char a[FMT_SPREAD_BYTES], b[FMT_SPREAD_BYTES], c[FMT_SPREAD_BYTES];
 	char x[FMT_BYTES];
+	int one = v->ranking.n && v->ranking.row[0].runs == 1;
 
 	fprintf(f, "\nverdict (%s):\n",
-		v->pairs == 1
-			? "one run each: no spread to judge by; use --repeat 5"
-			: "medians [min-max] of the runs; a difference inside the spreads is inconclusive");
+		one ? "one run each: no spread to judge by; use --repeat 5"
+		    : "medians [min-max] of the runs; a difference inside the spreads is inconclusive");
+	ranking_print(&v->ranking, f);
+	if (!v->lazy_eager)
+		return;
 	fprintf(f, "  eager cost: %s ms up front (setup %s ms lazy, %s ms eager)\n",
 		fmt_spread(a, &v->eager_cost_ms, 1), fmt_spread(b, &v->setup_lazy_ms, 1),
 		fmt_spread(c, &v->setup_eager_ms, 1));
@@ -48,26 +104,63 @@ void verdict_print(const struct verdict *v, FILE *f)
 			fmt_value(x, v->break_even.median * 100, 1),
 			v->ram_bytes / BYTES_PER_MIB);
 		if (v->break_even.n > 1)
-			fprintf(f, " (%s%%-%.1f%% over %u pairs)",
+			fprintf(f, " (%s%%-%.1f%%: one per lazy/eager pair, %u pairs)",
 				fmt_value(a, v->break_even.min * 100, 1),
 				v->break_even.max * 100, v->break_even.n);
-		fprintf(f, " (first touch measured over %.0f MiB)%s\n",
-			v->touched_bytes / BYTES_PER_MIB,
-			v->break_even.median > 1 ? ": more than all of it, so never here"
-						 : "");
+		fprintf(f, " (first touch measured over %.0f MiB)\n",
+			v->touched_bytes / BYTES_PER_MIB);
+		if (v->above_all)
+			fprintf(f,
+				"  (above 100%% in %u of %u pair%s: there eager cost more up front than lazy's first touch of all of RAM would, so it never pays off)\n",
+				v->above_all, v->break_even.n,
+				v->break_even.n == 1 ? "" : "s");
 		if (v->never)
 			fprintf(f,
-				"  (in %u of %u pairs eager saved no first-touch time)\n",
-				v->never, v->pairs);
+				"  (in %u of %u pair%s eager saved no first-touch time)\n",
+				v->never, v->pairs, v->pairs == 1 ? "" : "s");
 	} else {
 		fprintf(f,
 			"  break-even: never (eager saved no first-touch time here)\n");
 	}
 }
 
+static void ranking_json(const struct ranking *rk, struct json *j)
+{
+	json_begin_array(j, "ranking");
+	for (unsigned i = 0; i < rk->n; i++) {
+		const struct rank_row *r = &rk->row[i];
+
+		json_begin_object(j, NULL);
+		json_u64(j, "rank", i + 1);
+		json_string(j, "mode", r->mode);
+		json_u64(j, "runs", r->runs);
+		json_bool(j, "have_work", r->have_work);
+		spread_write_json(&r->fuw_ms, j, "first_useful_work_ms");
+		spread_write_json(&r->setup_ms, j, "setup_ms");
+		spread_write_json(&r->first_pass_ms, j, "first_pass_ms");
+		spread_write_json(&r->pf_taken, j, "first_pass_pf_taken");
+		if (r->uffd) {
+			spread_write_json(&r->uffd_faults, j, "first_pass_uffd_faults");
+			spread_write_json(&r->uffd_p50_ns, j, "first_pass_uffd_p50_ns");
+		}
+		if (i + 1 < rk->n && r->have_work && rk->row[i + 1].have_work) {
+			json_string(j, "next", rk->row[i + 1].mode);
+			json_double(j, "ahead_ms", r->ahead_ms);
+			json_bool(j, "conclusive_vs_next", r->conclusive_vs_next);
+		}
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
 void verdict_write_json(const struct verdict *v, struct json *j)
 {
 	json_begin_object(j, "verdict");
+	ranking_json(&v->ranking, j);
+	if (!v->lazy_eager) {
+		json_end_object(j);
+		return;
+	}
 	json_u64(j, "pairs", v->pairs);
 	spread_write_json(&v->eager_cost_ms, j, "eager_cost_ms");
 	spread_write_json(&v->setup_lazy_ms, j, "setup_lazy_ms");
@@ -86,6 +179,7 @@ void verdict_write_json(const struct verdict *v, struct json *j)
 		json_u64(j, "ram_bytes", (uint64_t)v->ram_bytes);
 		spread_write_json(&v->break_even, j, "break_even_fraction");
 		json_u64(j, "pairs_never_break_even", v->never);
+		json_u64(j, "pairs_break_even_above_all", v->above_all);
 	}
 	json_end_object(j);
 }

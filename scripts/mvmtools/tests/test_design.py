@@ -3,6 +3,7 @@ import itertools
 import unittest
 
 from mvmtools import design
+from mvmtools.tests import fixture
 
 
 class Williams(unittest.TestCase):
@@ -32,3 +33,18 @@ class Williams(unittest.TestCase):
         self.assertEqual(design.order_rows_text(2, ["A", "B"]), "A B, B A")
         self.assertEqual(design.order_rows_text(6, list("ABC")), "A B C, B C A, C A B, C B A, A C B, B A C")
         self.assertEqual(design.order_rows_text(3, ["A", "B"]), "A B, B A; then again from the first row")
+
+
+class Fixture(unittest.TestCase):
+    """tests/fixtures/williams.tsv: the orders minivmm's experiment_order (the C unit test) gives too."""
+
+    def test_fixture_matches(self):
+        cases = 0
+        with open(fixture("williams.tsv")) as f:
+            for line in f:
+                if line.startswith("#") or line.startswith("n\t") or not line.strip():
+                    continue
+                n, rounds, order = line.rstrip("\n").split("\t")
+                self.assertEqual(design.order(int(rounds), list(range(int(n)))), [int(x) for x in order.split()], line)
+                cases += 1
+        self.assertGreaterEqual(cases, 10)

@@ -72,6 +72,22 @@ class Markdown(unittest.TestCase):
         self.assertEqual(labcheck.section(ANSWERS, "Q10.1").strip(), "")
         self.assertEqual(labcheck.section(ANSWERS, "Q9.3"), "")
 
+    def test_number_markers(self):
+        jq = ".timeline[] | select(.phase == \"firmware_ready\") | .stats.insn_emulation"
+        text = ("The boot emulates 38,439 instructions.\n"
+                "<!-- lab-number 38,439 in 37700..39200 from \"./minivmm -q -o FILE -- hello\" jq '%s' -->\n"
+                "<!-- lab-number 41,799 in 40900..42700 from \"./minivmm -q -o FILE -- hello\" jq '%s' -->\n"
+                "a 38439 in a table\n<!-- lab-number 38439 in 37700..39200 from \"x FILE\" jq '.a' -->\n" % (jq, jq))
+        m = labcheck.number_markers(text)
+        self.assertEqual([(x[0], x[1], x[2], x[3], x[6]) for x in m],
+                         [(2, "38,439", 37700.0, 39200.0, True), (3, "41,799", 40900.0, 42700.0, False),
+                          (5, "38439", 37700.0, 39200.0, True)])
+        self.assertEqual(m[0][4], "./minivmm -q -o FILE -- hello")
+        self.assertEqual(m[0][5], jq)
+        self.assertEqual(labcheck.stated_value("38,439"), 38439.0)
+        # A number inside a longer one, or only in another marker, is not stated.
+        self.assertFalse(labcheck.number_markers("138,4390\n<!-- lab-number 38,439 in 1..2 from \"c\" jq '.' -->")[0][6])
+
     def test_rig_case_match(self):
         self.assertEqual(labcheck.without_output("--mem 64M -o x.json guest/guest.bin  -- hello"),
                          "--mem 64M guest/guest.bin -- hello")

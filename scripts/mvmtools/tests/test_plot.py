@@ -75,6 +75,43 @@ class Data(unittest.TestCase):
         self.assertEqual(plot.runs_text(res, "lazy"), "2 runs (+1 warm-up)")
 
 
+class Frontiers(unittest.TestCase):
+    def setUp(self):
+        self.res = results.load(fixture("results", "compare3.json"))
+
+    def test_modes_in_the_order_given(self):
+        self.assertEqual(plot.compare_modes(self.res), ["lazy", "eager", "uffd"])
+        self.assertEqual(plot.compare_modes(results.load(fixture("results", "compare.json"))), ["lazy", "eager"])
+        self.assertEqual(plot.mode_title(self.res, "eager"), "eager (populate)")
+        self.assertEqual(plot.mode_title(self.res, "uffd"), "uffd")
+
+    def test_representative_is_the_median_run(self):
+        for m in ("lazy", "eager", "uffd"):
+            runs = sorted(self.res.measured(m), key=lambda r: r.summary["first_useful_work_ms"])
+            self.assertIs(plot.representative(self.res, m), runs[0])  # two runs: the sooner
+        self.assertIsNone(plot.representative(self.res, "background"))
+
+    def test_guest_frontier_reaches_the_pass(self):
+        run = plot.representative(self.res, "lazy")
+        pts = plot.guest_frontier(run)
+        self.assertEqual(pts[-1][1], sum(o["pages"] * 4096 for o in run.doc["touch_order"]))
+        self.assertEqual([t for t, _ in pts], sorted(t for t, _ in pts))
+        self.assertTrue(plot.has_progress(self.res))
+        self.assertFalse(plot.has_progress(results.load(fixture("results", "compare.json"))))
+
+    def test_summed_over_threads(self):
+        # Two threads' frontiers: at each time, the sum of each one's latest.
+        pts = plot.summed([(0, 1.0, 10), (1, 2.0, 5), (0, 3.0, 20), (1, 3.0, 15)])
+        self.assertEqual(pts, [(1.0, 10), (2.0, 15), (3.0, 35)])
+
+    def test_host_frontier_from_eager_progress(self):
+        # The shape background eager writes ("eager": {"progress": [{thread, t_ms, bytes}]}), made up here.
+        run = results.Run({"eager": {"progress": [{"thread": 0, "t_ms": 1.5, "bytes": 4096},
+                                                  {"thread": 1, "t_ms": 2.0, "bytes": 8192}]}})
+        self.assertEqual(plot.host_frontier(run), [(1.5, 4096), (2.0, 12288)])
+        self.assertEqual(plot.host_frontier(plot.representative(self.res, "eager")), [])
+
+
 @unittest.skipUnless(gnuplot.available(), "gnuplot is not installed")
 class Drawn(unittest.TestCase):
     def setUp(self):
@@ -111,3 +148,17 @@ class Drawn(unittest.TestCase):
         self.assertEqual(printed.strip(), os.path.join(self.tmp, "compare.svg"))
         with open(out + ".png", "rb") as f:
             self.assertEqual(f.read(4), b"\x89PNG")
+
+    def test_progress_plot(self):
+        # A --compare file with the touch frontier: the bars and the frontiers, both printed.
+        out = os.path.join(self.tmp, "c3")
+        status, printed, err = run(fixture("results", "compare3.json"), out)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(printed.split(), [out + ".png", out + "-progress.png"])
+        gp = self.script(plot.progress_plot, results.load(fixture("results", "compare3.json")))
+        for m in ("lazy: guest touch frontier", "eager (populate): guest touch frontier", "uffd: guest"):
+            self.assertIn(m, gp)
+        self.assertIn("run at its median", gp)
+        self.assertIn("lazy run %d (" % plot.representative(results.load(fixture("results", "compare3.json")), "lazy").index, gp)
+        gp = self.script(plot.compare_plot, results.load(fixture("results", "compare3.json")))
+        self.assertIn("lazy vs eager (populate) vs uffd", gp)

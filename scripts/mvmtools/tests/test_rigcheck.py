@@ -45,6 +45,43 @@ def sweep_records(thp=False):
     return {"sweep": recs}
 
 
+NODE_PAGES = 16384
+
+
+def numa_doc(local=(NODE_PAGES, NODE_PAGES), policy="bind", audited="after_eager", strategy="prefault", threads=None,
+             host_nodes=2, left_out=0):
+    """A --numa case's results: one node of 64 MiB per entry of LOCAL (its local pages; the rest on the other
+    node), each with CPU k, vCPU k and eager thread k (or THREADS)."""
+    nodes = []
+    for k, loc in enumerate(local):
+        on = {str(k): loc}
+        if loc < NODE_PAGES:
+            on[str(1 - k)] = NODE_PAGES - loc
+        nodes.append({"node": k, "host_node": k, "gpa": k << 26, "bytes": 1 << 26, "cpus": str(k), "vcpu_first": k,
+                      "vcpus": 1, "mem_free_bytes": 1 << 29,
+                      "audit": {"stride_bytes": 4096, "sampled": NODE_PAGES, "present": NODE_PAGES, "absent": 0,
+                                "local": loc, "remote": NODE_PAGES - loc, "local_fraction": loc / NODE_PAGES,
+                                "on_nodes": on}})
+    n = len(local)
+    return {"config": {"mem_bytes": n << 26},
+            "numa": {"requested": "auto", "policy": policy, "kernel_numa": True, "mbind": policy != "first-touch",
+                     "host_nodes": host_nodes, "nodes_left_out": left_out, "numa_balancing": 0, "audited": audited,
+                     "nodes": nodes,
+                     "vcpu_threads": [{"vcpu": k, "node": k, "started": True, "cpu": k, "cpu_end": k, "allowed": str(k)}
+                                      for k in range(n)]},
+            "eager": {"requested": strategy, "strategy": strategy,
+                      "per_thread": threads if threads is not None else
+                      [{"node": k, "host_node": k, "nodes": 1, "cpu": k, "allowed": str(k)} for k in range(n)]}}
+
+
+NUMA_OUT = ("numa: bind (mbind MPOL_BIND), 2 nodes of 2 on this host\n"
+            "  node 0: host node 0, CPUs 0, vCPU 0, [0x0, 0x4000000) 64 MiB: 16384 of 16384 pages on node 0, 100.0% local\n"
+            "  node 1: host node 1, CPUs 1, vCPU 1, [0x4000000, 0x8000000) 64 MiB: 16384 of 16384 pages on node 1, "
+            "100.0% local\n"
+            "numa: node 0: [0x0, 0x4000000) 64 MiB, vCPUs 0-0, host node 0, bind\n"
+            "numa: node 1: [0x4000000, 0x8000000) 64 MiB, vCPUs 1-1, host node 1, bind\n")
+ONE_THREAD = [{"node": 0, "host_node": 0, "nodes": 2, "cpu": 0, "allowed": "0"}]
+
 CASES = {
     "platform": flat({"pf_taken": 0}), "auto": flat({"pf_taken": 0}, strategy="prefault"),
     "lazy": flat({"pf_taken": 4096, "pages_4k": 4096}), "populate": flat({"pf_taken": 4100}, strategy="populate"),
@@ -55,8 +92,31 @@ CASES = {
     "smp": flat({"pf_taken": 0}, strategy="prefault", per_thread=[{"prefault_calls": 2}, {"prefault_calls": 1}]),
     "demand-1k": demand(1024), "demand-2k": demand(2048),
     "raw-touch": {"timeline": [phase("vm_exit", pf_taken=4200, insn_emulation=12)]},
+    "numa-auto-one-vcpu": numa_doc(local=(NODE_PAGES,), left_out=1),
+    "numa-bind": numa_doc(),
+    "numa-first-touch": numa_doc(policy="first-touch", strategy="populate"),
+    "numa-remote": numa_doc(local=(NODE_PAGES, 0), policy="first-touch", strategy="populate", threads=ONE_THREAD),
+    "numa-remote-bind": numa_doc(strategy="populate", threads=ONE_THREAD),
+    "numa-touch": numa_doc(policy="first-touch", strategy="touch", audited="at_exit",
+                           threads=[{"vcpu": 0, "gpa": 0}, {"vcpu": 1, "gpa": 1 << 26}]),
 }
 CASES["auto"]["eager"]["requested"] = "auto"
+
+
+def background(pf, covered, order="front"):
+    """A --eager=background:prefault run: one thread, spare vCPU 1, covered first as given."""
+    d = flat({"pf_taken": pf}, strategy="prefault", per_thread=[
+        {"prefault_vcpu": 1, "prefault_calls": 20, "prefault_bytes": 40 << 20, "bytes": MEM, "done_bytes": 40 << 20}])
+    d["config"]["vcpus"] = 1
+    d["eager"].update(background=True, order=order, spare_vcpus=[1],
+                      covered_first={"bytes": 0, "of_bytes": 4096 * 4096, "fraction": covered, "bound": "segment"})
+    return d
+
+
+CASES["bg-auto"] = background(0, None)
+CASES["bg-auto"]["eager"]["requested"] = "auto"
+CASES["bg-prefault"] = background(3000, 0.2)  # lazy's 4096 x 0.8 = 3277, + 2% + 16
+CASES["bg-prefault-frontier"] = background(1500, 0.5, order="frontier")
 ERRORS = {"exit-status": "minivmm: guest exited with status 7 (vCPU 0)",
           "fault": "minivmm: guest page fault at rip 0x1000, fault address 0x40000000000",
           "ud2": "minivmm: guest aborted on vCPU 0: unhandled exception 6 (#UD invalid opcode)",
@@ -64,7 +124,10 @@ ERRORS = {"exit-status": "minivmm: guest exited with status 7 (vCPU 0)",
           "hlt": "minivmm: guest stopped on vCPU 0: HLT with interrupts off, rip=0x100004",
           "bad-hypercall-pointer": "minivmm: guest ABI violation: 16 bytes at 0xfffff000 are outside guest RAM",
           "bad-hypercall-number": "minivmm: guest ABI violation: unknown hypercall number 77",
-          "raw": "minivmm: guest exited with status 7 (vCPU 0)"}
+          "raw": "minivmm: guest exited with status 7 (vCPU 0)",
+          "numa-too-big": "minivmm: guest RAM: --numa: node 1 cannot hold its 1024 MiB of guest RAM: it has 700 MiB "
+                          "free (MemFree in /sys/devices/system/node/node1/meminfo)",
+          "numa-too-few-vcpus": "minivmm: guest RAM: --numa=0,1: 2 nodes need at least 2 vCPUs, one or more on each"}
 
 
 class Judge(unittest.TestCase):
@@ -72,7 +135,8 @@ class Judge(unittest.TestCase):
         self.tmp = tempfile.mkdtemp()
         self.out = os.path.join(self.tmp, "out")
         os.makedirs(self.out)
-        lines = ["=== L1 6.12 kvm_amd/parameters/npt=Y tdp_mmu=Y"]
+        lines = ["=== L1 6.12 kvm_amd/parameters/npt=Y tdp_mmu=Y",
+                 "=== NUMA expected=2 seen=2 balancing=0; node0: cpus 0, 717 MiB; node1: cpus 1, 753 MiB;"]
         for case, status, _ in rigcheck.EXPECTS:
             lines.append("=== STATUS %s %d (emulated)" % (case, status))
             self.write(case + ".err", ERRORS.get(case, "") + "\n")
@@ -81,6 +145,9 @@ class Judge(unittest.TestCase):
         self.write("raw.out", "hello from a raw guest\n")
         self.write("platform.out", "platform: svm, tdp paging, KVM_PRE_FAULT_MEMORY yes\n")
         self.write("auto.out", "eager: prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], 1 thread\n")
+        self.write("bg-auto.out", "eager: background prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], "
+                   "order front, 1 thread of its own: 0.06 GiB in 10.0 ms (6.00 GiB/s) beside the guest\n")
+        self.write("numa-bind.out", NUMA_OUT)
         self.log = os.path.join(self.tmp, "console.log")
         with open(self.log, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -103,7 +170,7 @@ class Judge(unittest.TestCase):
         self.assertEqual(failed, [])
         self.assertTrue(good)
         self.assertEqual(j.passed, len(rigcheck.check_names()))
-        self.assertIn("tdp: %d passed, 0 failed" % j.passed, j.lines)
+        self.assertIn("tdp: %d passed, 0 failed, 0 skipped" % j.passed, j.lines)
         table = [line for line in j.lines if line.startswith("lazy ")]
         self.assertEqual(table, ["lazy          none      anon       4096      4096        0      4096         0"])
 
@@ -122,7 +189,10 @@ class Judge(unittest.TestCase):
         self.assertEqual(self.mutate("prefault", lambda d: first(d).update(pf_taken=3)), ["prefault-first-pass-no-faults"])
         self.assertEqual(self.mutate("prefault", lambda d: d.update(eager=None)),
                          ["prefault-first-pass-no-faults", "prefault-resident"])
-        self.assertEqual(self.mutate("lazy", lambda d: first(d).update(pf_taken=10)), ["lazy-first-pass-faults-every-page"])
+        # Lazy's faults are also what background prefault is held to.
+        self.assertEqual(self.mutate("lazy", lambda d: first(d).update(pf_taken=10)),
+                         ["lazy-first-pass-faults-every-page", "bg-prefault-faults-below-lazy",
+                          "bg-prefault-frontier-faults-below-lazy"])
         self.assertEqual(self.mutate("smp", lambda d: d["eager"]["per_thread"][1].update(prefault_calls=0)),
                          ["smp-prefault-per-vcpu"])
         self.assertEqual(self.mutate("sweep", lambda d: d["sweep"].pop()), ["sweep-records"])
@@ -130,6 +200,72 @@ class Judge(unittest.TestCase):
                          ["raw-touch-npt-faults"])
         self.assertEqual(self.mutate("demand-2k", lambda d: d["timeline"][0]["stats"].update(insn_emulation=500)),
                          ["demand-one-npt-fault-per-fault"])
+        # Background prefault: more faults than lazy's less what was covered first; no coverage; a vCPU's own fd.
+        self.assertEqual(self.mutate("bg-prefault", lambda d: first(d).update(pf_taken=3400)),
+                         ["bg-prefault-faults-below-lazy"])
+        self.assertEqual(self.mutate("bg-prefault-frontier", lambda d: d["eager"].update(covered_first=None)),
+                         ["bg-prefault-frontier-spare-vcpu", "bg-prefault-frontier-faults-below-lazy"])
+        self.assertEqual(self.mutate("bg-prefault", lambda d: d["eager"]["per_thread"][0].update(prefault_vcpu=0)),
+                         ["bg-prefault-spare-vcpu"])
+        self.assertEqual(self.mutate("bg-auto", lambda d: d["eager"].update(spare_vcpus=[])),
+                         ["bg-auto-chooses-prefault"])
+
+    def test_numa_checks_can_fail(self):
+        def frac(k, v):
+            return lambda d: d["numa"]["nodes"][k]["audit"].update(local_fraction=v)
+
+        self.assertEqual(self.mutate("numa-bind", frac(1, 0.98)), ["numa-bind-local"])
+        self.assertEqual(self.mutate("numa-bind", lambda d: d["numa"]["vcpu_threads"][1].update(cpu_end=0)),
+                         ["numa-bind-pinned"])
+        self.assertEqual(self.mutate("numa-bind", lambda d: d["eager"]["per_thread"][0].update(allowed="0-1")),
+                         ["numa-bind-pinned"])
+        self.assertEqual(self.mutate("numa-bind", lambda d: d["numa"]["nodes"][1].update(host_node=2)),
+                         ["numa-guest-sees-nodes"])
+        self.assertEqual(self.mutate("numa-first-touch", lambda d: d["numa"].update(mbind=True)),
+                         ["numa-first-touch-local"])
+        self.assertEqual(self.mutate("numa-remote", lambda d: d["numa"]["nodes"][1]["audit"]["on_nodes"].update({"0": 9})),
+                         ["numa-remote-first-touch"])
+        self.assertEqual(self.mutate("numa-remote-bind", lambda d: d["eager"]["per_thread"][0].update(nodes=1)),
+                         ["numa-remote-bind-local"])
+        self.assertEqual(self.mutate("numa-touch", lambda d: d["numa"].update(audited="after_eager")),
+                         ["numa-touch-local"])
+        self.assertEqual(self.mutate("numa-auto-one-vcpu", lambda d: d["numa"].update(nodes_left_out=0)),
+                         ["numa-auto-one-vcpu-local"])
+        self.write("numa-bind.out", NUMA_OUT.replace("100.0% local\n", "98.5% local\n", 1))
+        self.assertEqual(self.judge()[2], ["numa-line"])
+
+    def test_numa_skipped_on_one_node(self):
+        """A one-node rig (vmx): the two-node cases say SKIP, and the node count must match."""
+        with open(self.log) as f:
+            log = [x for x in f.read().split("\n") if not any(x.startswith("=== STATUS %s " % c)
+                                                                for c in rigcheck.NUMA_CASES)]
+        log = [x.replace("expected=2 seen=2", "expected=1 seen=1") for x in log]
+        log += ["=== SKIP %s (the kernel sees 1 NUMA node)" % c for c in rigcheck.NUMA_CASES]
+        with open(self.log, "w") as f:
+            f.write("\n".join(log) + "\n")
+        for c in rigcheck.NUMA_CASES:
+            for ext in (".json", ".out", ".err"):
+                p = os.path.join(self.out, c + ext)
+                if os.path.exists(p):
+                    os.remove(p)
+        good, j, failed = self.judge()
+        self.assertEqual(failed, [])
+        self.assertTrue(good)
+        skipped = [x for x in j.lines if x.startswith("SKIP tdp/")]
+        self.assertEqual(len(skipped), j.skipped)
+        self.assertIn("SKIP tdp/numa-bind-pinned: (the kernel sees 1 NUMA node)", skipped)
+        self.assertEqual(j.passed + j.skipped, len(rigcheck.check_names()))
+        with open(self.log) as f:
+            log = f.read().replace("expected=1 seen=1", "expected=2 seen=1")
+        with open(self.log, "w") as f:
+            f.write(log)
+        self.assertEqual(self.judge()[2], ["numa-nodes"])
+
+    def test_cpulist(self):
+        self.assertEqual(rigcheck.cpulist("0-2,5"), {0, 1, 2, 5})
+        self.assertEqual(rigcheck.cpulist(""), set())
+        self.assertIsNone(rigcheck.cpulist("a"))
+        self.assertIsNone(rigcheck.cpulist(None))
 
     def test_missing_phase_and_file(self):
         self.assertEqual(self.mutate("thp", lambda d: d.update(timeline=[])),
