@@ -49,6 +49,21 @@ build/plain/minivmm: $(PLAIN_OBJ)
 	$(say) PLAINLD $@
 	$(Q)$(CC) $(PLAIN_LDFLAGS) -o $@ $(PLAIN_OBJ) $(HOST_LDLIBS)
 
+# Its seccomp programs, by a generator built as it is (the rules differ with the sanitizers').
+build/plain/sandbox-gen: build/plain/obj/vmm/machine/gen/sandbox_gen.o build/plain/obj/vmm/machine/sandbox.o
+	$(say) PLAINLD $@
+	$(Q)$(CC) $(PLAIN_LDFLAGS) -o $@ $^ -lseccomp
+
+build/plain/gen/sandbox_bpf.c: build/plain/sandbox-gen
+	@mkdir -p $(dir $@)
+	$(say) GEN $@
+	$(Q)$< $@.tmp build/plain/gen/sandbox_bpf.pfc && mv $@.tmp $@
+
+build/plain/obj/gen/sandbox_bpf.o: build/plain/gen/sandbox_bpf.c
+	@mkdir -p $(dir $@)
+	$(say) PLAINCC $<
+	$(Q)$(CC) $(PLAIN_CFLAGS) $(INC_vmm_machine) -c -o $@ $<
+
 test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW) build/bench/roofline \
 	$(if $(filter 1,$(SAN)),build/plain/minivmm)
 
@@ -160,6 +175,21 @@ build/san/obj/vmm/report/results_file.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(R
 build/san/minivmm: $(SAN_OBJ)
 	$(say) SANLD $@
 	$(Q)$(CC) $(HOST_LDFLAGS) -fsanitize=address,undefined -o $@ $(SAN_OBJ) $(HOST_LDLIBS)
+
+# Its seccomp programs, by a generator built as it is (with the sanitizers' rules).
+build/san/sandbox-gen: build/san/obj/vmm/machine/gen/sandbox_gen.o build/san/obj/vmm/machine/sandbox.o
+	$(say) SANLD $@
+	$(Q)$(CC) $(HOST_LDFLAGS) -fsanitize=address,undefined -o $@ $^ -lseccomp
+
+build/san/gen/sandbox_bpf.c: build/san/sandbox-gen
+	@mkdir -p $(dir $@)
+	$(say) GEN $@
+	$(Q)$< $@.tmp build/san/gen/sandbox_bpf.pfc && mv $@.tmp $@
+
+build/san/obj/gen/sandbox_bpf.o: build/san/gen/sandbox_bpf.c
+	@mkdir -p $(dir $@)
+	$(say) SANCC $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(INC_vmm_machine) -c -o $@ $<
 
 fuzz-guest: build/san/minivmm tests/bin/fuzz.raw
 	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
