@@ -79,6 +79,9 @@ static int allow_sanitizer_runtime(scmp_filter_ctx ctx)
 	r = r ?: ALLOW(ctx, close, 0);
 	r = r ?: ALLOW(ctx, prctl, 0);
 	r = r ?: ALLOW(ctx, sched_getaffinity, 0);
+	r = r
+		    ?: ALLOW(ctx, sched_yield,
+			     0); /* its spin locks' back-off (two threads ending at once) */
 	r = r ?: ALLOW(ctx, getrlimit, 0);
 	r = r ?: ALLOW(ctx, prlimit64, 0);
 	r = r ?: ALLOW(ctx, newfstatat, 0);
