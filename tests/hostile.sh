@@ -178,6 +178,7 @@ left=$(cd "$K" && ls -A | grep -vx -e r.json -e t.json)
 # as it was or complete (never cut short), and no temporary is left.
 cp "$K/r.json" "$H/kill-r.third.txt"
 cp "$K/t.json" "$H/kill-t.third.txt"
+: >"$H/kill-twice.out" # now: the job truncates it only once it runs, and the wait below must not read an old one
 $MINIVMM --mem 64M -o "$K/r.json" --trace "$K/t.json" $GUEST -- spin >"$H/kill-twice.out" 2>"$H/kill-twice.err" &
 pid=$!
 for _ in $(seq 600); do
@@ -350,6 +351,7 @@ else
 	fail output-closed-stops "after $(hostile_get "$H/head.measure" elapsed_s) s: $(jq -c .exit "$H/head.json" 2>&1 | head -c 300)"
 fi
 # An interrupted --repeat says how the experiment ended at its top level.
+: >"$H/repeat-int.out"
 $MINIVMM --repeat 3 --mem 64M -o "$H/repeat-int.json" $GUEST -- spin >"$H/repeat-int.out" 2>"$H/repeat-int.err" &
 pid=$!
 for _ in $(seq 600); do
