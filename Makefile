@@ -225,7 +225,7 @@ clean:
 	rm -rf build minivmm guest/guest.bin scripts/reservoir tests/bin
 
 .PHONY: all check-deps deps run lint format install clean test
--include $(shell find build/host build/guest build/fuzz -name '*.d' -type f 2>/dev/null)
+-include $(shell find build/host build/guest build/fuzz build/san build/plain -name '*.d' -type f 2>/dev/null)
 
 # make print-VAR: a variable's value, for scripts (tests/static.sh reads INC_* and WARN).
 print-%:

@@ -90,34 +90,51 @@ union hc_args {
 	uint8_t bytes[MVM_HC_ARGS_MAX];
 };
 
-/* A decoded call: the argument struct, and what it points to that had to be copied. */
-struct hc_call {
-	union hc_args a;
-	struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* MVM_HC_ZERO */
+/* The records of one MVM_HC_RECORDS call, copied out of guest memory. */
+union hc_records {
+	struct mvm_rec_sweep sweep[MVM_RECORDS_MAX];
+	struct mvm_rec_touch touch[MVM_RECORDS_MAX];
+	struct mvm_rec_progress progress[MVM_RECORDS_MAX];
+	struct mvm_rec_order order[MVM_RECORDS_MAX];
 };
 
 /*
- * Copy and validate the hypercall whose argument struct is at gpa. Pure (no
- * VMM state): fuzzed and unit-tested. Returns 0, or -EFAULT (outside guest
- * RAM) / -EINVAL (anything else the ABI forbids) with the violation
- * described in err. On success every guest range the call names lies in
- * guest RAM.
+ * A decoded call: the argument struct, and what it points to, copied (about
+ * 80 KiB: it lives on the vCPU thread's stack for the one call).
  */
-int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, char *err,
-	      size_t errlen);
+struct hc_call {
+	union hc_args a;
+	struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* MVM_HC_ZERO */
+	union hc_records recs;			     /* MVM_HC_RECORDS */
+};
+
+/*
+ * Copy and validate the hypercall whose argument struct is at gpa, for a
+ * guest of nvcpus vCPUs. Pure (no VMM state): fuzzed and unit-tested.
+ * Returns 0, or -EFAULT (outside guest RAM) / -EINVAL (anything else the
+ * ABI forbids) with the violation described in err. On success every guest
+ * range the call names lies in guest RAM, and what the handlers read of
+ * guest memory was copied once into out (the argument struct, the zero
+ * runs, the records: another vCPU cannot change what was checked).
+ */
+int hc_decode(const struct guest_ram *ram, unsigned nvcpus, uint64_t gpa,
+	      struct hc_call *out, char *err, size_t errlen);
 const char *hc_name(uint32_t nr); /* NULL for an unknown number */
 
 /* What devices ask of the VMM that owns them (implemented by vmm/run.c). */
 struct dev_host {
 	void *cookie;
 	const struct guest_ram *ram;
+	unsigned nvcpus; /* the guest's: records name a vCPU below it */
 	struct console *console;
 	void (*exit)(void *cookie, unsigned vcpu, int32_t status);
 	void (*abort)(void *cookie, unsigned vcpu, const char *what);
 	void (*violation)(void *cookie, unsigned vcpu, const char *what);
-	/* Keep n records; on failure the host ends the run and returns -errno. */
+	/* Keep n checked records (a copy); on failure the host ends the run and returns -errno. */
 	int (*records)(void *cookie, uint32_t kind, const void *recs, uint32_t n);
 	void (*mark)(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc);
+	/* Non-zero once the run is ending: long work for the guest stops early. */
+	int (*stopping)(void *cookie);
 };
 
 /* Claim MVM_HC_PORT; host must outlive the bus. 0 or -errno. */

@@ -32,8 +32,8 @@ static const uint32_t rec_size[] = {
 };
 _Static_assert(ARRAY_SIZE(rec_size) == MVM_REC_COUNT, "a size for every record kind");
 
-static int check_console(const struct guest_ram *ram, struct hc_call *c, char *err,
-			 size_t errlen)
+static int check_console(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+			 char *err, size_t errlen)
 {
 	const struct mvm_hc_console *a = &c->a.console;
 
@@ -47,24 +47,133 @@ static int check_console(const struct guest_ram *ram, struct hc_call *c, char *e
 	return 0;
 }
 
-static int check_exit(const struct guest_ram *ram, struct hc_call *c, char *err,
-		      size_t errlen)
+static int check_exit(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+		      char *err, size_t errlen)
 {
 	return 0; /* any status */
 }
 
-static int check_abort(const struct guest_ram *ram, struct hc_call *c, char *err,
-		       size_t errlen)
+static int check_abort(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+		       char *err, size_t errlen)
 {
 	c->a.abort.file[sizeof(c->a.abort.file) - 1] = '\0';
 	c->a.abort.msg[sizeof(c->a.abort.msg) - 1] = '\0';
 	return 0;
 }
 
-static int check_records(const struct guest_ram *ram, struct hc_call *c, char *err,
-			 size_t errlen)
+/* What the report would write of a record: each field the schema names is one it knows. */
+static int known_workload(uint32_t w)
+{
+	return w == MVM_WL_SWEEP || w == MVM_WL_FLAT || w == MVM_WL_PERM;
+}
+
+static int check_vcpu(uint32_t v, unsigned nvcpus, int all_ok, uint32_t i, char *err,
+		      size_t errlen)
+{
+	if (v < nvcpus || (all_ok && v == MVM_VCPU_ALL))
+		return 0;
+	return violation(err, errlen, "record %u: vCPU %u, the guest has %u", i, v,
+			 nvcpus);
+}
+
+/* One measurement (the batch's all-vCPU and per-vCPU records): same workload, iteration, size, mode. */
+static int check_rec_sweep(const struct mvm_rec_sweep *r, uint32_t n, unsigned nvcpus,
+			   char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct mvm_rec_sweep *s = &r[i];
+
+		if (!known_workload(s->workload))
+			return violation(
+				err, errlen,
+				"sweep record %u: unknown workload %u (1 sweep, 2 flat, 3 perm)",
+				i, s->workload);
+		if (s->mode != MVM_MODE_DEMAND &&
+		    (s->mode != MVM_MODE_POPULATE || s->workload != MVM_WL_SWEEP))
+			return violation(
+				err, errlen,
+				"sweep record %u: mode %u for workload %u (1 demand; 2 populate, sweep only)",
+				i, s->mode, s->workload);
+		if (!s->iteration || !s->size_mib)
+			return violation(
+				err, errlen,
+				"sweep record %u: iteration %u, size %u MiB (both count from 1)",
+				i, s->iteration, s->size_mib);
+		if (check_vcpu(s->vcpu, nvcpus, 1, i, err, errlen))
+			return -EINVAL;
+		if (s->workload != r[0].workload || s->iteration != r[0].iteration ||
+		    s->size_mib != r[0].size_mib || s->mode != r[0].mode)
+			return violation(
+				err, errlen,
+				"sweep record %u is of another measurement than record 0 (a batch is one)",
+				i);
+	}
+	return 0;
+}
+
+static int check_rec_touch(const struct mvm_rec_touch *r, uint32_t n, unsigned nvcpus,
+			   char *err, size_t errlen)
+{
+	if (n > nvcpus + 1)
+		return violation(
+			err, errlen,
+			"%u touch records for %u vCPUs (one each and one for all)", n,
+			nvcpus);
+	for (uint32_t i = 0; i < n; i++) {
+		if (check_vcpu(r[i].vcpu, nvcpus, 1, i, err, errlen))
+			return -EINVAL;
+		if (r[i].start_gpa > r[i].end_gpa)
+			return violation(
+				err, errlen,
+				"touch record %u: its slice ends before it starts", i);
+	}
+	return 0;
+}
+
+static int check_rec_progress(const struct mvm_rec_progress *r, uint32_t n,
+			      unsigned nvcpus, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (check_vcpu(r[i].vcpu, nvcpus, 0, i, err, errlen))
+			return -EINVAL;
+		if (r[i].bytes_done > r[i].bytes_total)
+			return violation(err, errlen,
+					 "progress record %u: %llu bytes done of %llu", i,
+					 (unsigned long long)r[i].bytes_done,
+					 (unsigned long long)r[i].bytes_total);
+	}
+	return 0;
+}
+
+static int check_rec_order(const struct mvm_rec_order *r, uint32_t n, unsigned nvcpus,
+			   char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (check_vcpu(r[i].vcpu, nvcpus, 0, i, err, errlen))
+			return -EINVAL;
+		if (!known_workload(r[i].workload))
+			return violation(err, errlen,
+					 "order record %u: unknown workload %u", i,
+					 r[i].workload);
+		if (r[i].order < MVM_ORDER_SEQUENTIAL || r[i].order > MVM_ORDER_STRIDE)
+			return violation(
+				err, errlen,
+				"order record %u: unknown order %u (1 sequential, 2 random, 3 stride)",
+				i, r[i].order);
+		if (r[i].start_gpa > r[i].end_gpa)
+			return violation(
+				err, errlen,
+				"order record %u: its pages end before they start", i);
+	}
+	return 0;
+}
+
+/* Copy the records out of the guest once, then check the copy: the handler passes on only it. */
+static int check_records(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+			 char *err, size_t errlen)
 {
 	const struct mvm_hc_records *a = &c->a.records;
+	const void *src;
 	uint64_t bytes;
 
 	if (a->kind == 0 || a->kind >= ARRAY_SIZE(rec_size))
@@ -73,22 +182,34 @@ static int check_records(const struct guest_ram *ram, struct hc_call *c, char *e
 		return violation(err, errlen, "%u records in one call (limit %u)",
 				 a->count, MVM_RECORDS_MAX);
 	bytes = (uint64_t)a->count * rec_size[a->kind];
-	if (!mm_gpa_to_hva(ram, a->recs_gpa, bytes))
+	src = mm_gpa_to_hva(ram, a->recs_gpa, bytes);
+	if (!src)
 		return violation(
 			err, errlen, "records at 0x%llx+%llu are outside guest RAM",
 			(unsigned long long)a->recs_gpa, (unsigned long long)bytes);
-	return 0;
+	memcpy(&c->recs, src, bytes);
+	switch (a->kind) {
+	case MVM_REC_SWEEP:
+		return check_rec_sweep(c->recs.sweep, a->count, nvcpus, err, errlen);
+	case MVM_REC_TOUCH:
+		return check_rec_touch(c->recs.touch, a->count, nvcpus, err, errlen);
+	case MVM_REC_PROGRESS:
+		return check_rec_progress(c->recs.progress, a->count, nvcpus, err,
+					  errlen);
+	default:
+		return check_rec_order(c->recs.order, a->count, nvcpus, err, errlen);
+	}
 }
 
-static int check_park(const struct guest_ram *ram, struct hc_call *c, char *err,
-		      size_t errlen)
+static int check_park(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+		      char *err, size_t errlen)
 {
 	return 0; /* no arguments */
 }
 
 /* Copy the runs out of the guest and check each is page-aligned guest RAM. */
-static int check_zero(const struct guest_ram *ram, struct hc_call *c, char *err,
-		      size_t errlen)
+static int check_zero(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+		      char *err, size_t errlen)
 {
 	const struct mvm_hc_zero *z = &c->a.zero;
 	const void *src;
@@ -116,8 +237,8 @@ static int check_zero(const struct guest_ram *ram, struct hc_call *c, char *err,
 	return 0;
 }
 
-static int check_mark(const struct guest_ram *ram, struct hc_call *c, char *err,
-		      size_t errlen)
+static int check_mark(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+		      char *err, size_t errlen)
 {
 	if (c->a.mark.mark == 0 || c->a.mark.mark >= MVM_MARK_COUNT)
 		return violation(err, errlen, "unknown phase mark %u", c->a.mark.mark);
@@ -165,10 +286,9 @@ static enum dev_action hc_records(const struct dev_host *h, unsigned vcpu,
 				  const struct hc_call *c)
 {
 	const struct mvm_hc_records *a = &c->a.records;
-	const void *recs = mm_gpa_to_hva(h->ram, a->recs_gpa,
-					 (uint64_t)a->count * rec_size[a->kind]);
 
-	return h->records(h->cookie, a->kind, recs, a->count) ? DEV_STOP : DEV_CONTINUE;
+	return h->records(h->cookie, a->kind, &c->recs, a->count) ? DEV_STOP
+								  : DEV_CONTINUE;
 }
 
 static enum dev_action hc_park(const struct dev_host *h, unsigned vcpu,
@@ -177,13 +297,27 @@ static enum dev_action hc_park(const struct dev_host *h, unsigned vcpu,
 	return DEV_STOP; /* this vCPU's thread ends; the VM runs on */
 }
 
+/*
+ * One call may name all of guest RAM 256 times over: it is cleared a chunk
+ * at a time, and once the run is ending (--timeout, a signal, another vCPU)
+ * the rest is left undone, so a call never holds up the end of the run.
+ */
+#define ZERO_CHUNK_BYTES (2ULL << 20)
+
 static enum dev_action hc_zero(const struct dev_host *h, unsigned vcpu,
 			       const struct hc_call *c)
 {
 	for (uint32_t i = 0; i < c->a.zero.count; i++) {
 		uint64_t bytes = c->runs[i].pages * MVM_PAGE_BYTES;
+		char *p = mm_gpa_to_hva(h->ram, c->runs[i].gpa, bytes);
 
-		memset(mm_gpa_to_hva(h->ram, c->runs[i].gpa, bytes), 0, bytes);
+		for (uint64_t off = 0; off < bytes; off += ZERO_CHUNK_BYTES) {
+			if (h->stopping(h->cookie))
+				return DEV_STOP;
+			memset(p + off, 0,
+			       bytes - off < ZERO_CHUNK_BYTES ? bytes - off
+							      : ZERO_CHUNK_BYTES);
+		}
 	}
 	return DEV_CONTINUE;
 }
@@ -198,8 +332,8 @@ static enum dev_action hc_mark(const struct dev_host *h, unsigned vcpu,
 struct hc_row {
 	const char *name;
 	uint32_t size;
-	int (*check)(const struct guest_ram *ram, struct hc_call *c, char *err,
-		     size_t errlen);
+	int (*check)(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+		     char *err, size_t errlen);
 	enum dev_action (*handle)(const struct dev_host *h, unsigned vcpu,
 				  const struct hc_call *c);
 };
@@ -223,8 +357,8 @@ const char *hc_name(uint32_t nr)
 	return nr > 0 && nr < ARRAY_SIZE(rows) ? rows[nr].name : NULL;
 }
 
-int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, char *err,
-	      size_t errlen)
+int hc_decode(const struct guest_ram *ram, unsigned nvcpus, uint64_t gpa,
+	      struct hc_call *out, char *err, size_t errlen)
 {
 	const void *p = mm_gpa_to_hva(ram, gpa, sizeof(struct mvm_hc_hdr));
 	const struct hc_row *row;
@@ -252,7 +386,7 @@ int hc_decode(const struct guest_ram *ram, uint64_t gpa, struct hc_call *out, ch
 	}
 	/* One copy: later checks cannot be raced by another vCPU changing the struct. */
 	memcpy(&out->a, p, row->size);
-	return row->check(ram, out, err, errlen);
+	return row->check(ram, nvcpus, out, err, errlen);
 }
 
 /* The port: one 32-bit OUT of the argument struct's guest-physical address. */
@@ -272,7 +406,7 @@ static enum dev_action hc_io(void *cookie, unsigned vcpu, uint64_t port, int is_
 		return DEV_STOP;
 	}
 	memcpy(&gpa, data, sizeof(gpa));
-	if (hc_decode(h->ram, gpa, &c, err, sizeof(err))) {
+	if (hc_decode(h->ram, h->nvcpus, gpa, &c, err, sizeof(err))) {
 		h->violation(h->cookie, vcpu, err);
 		return DEV_STOP;
 	}

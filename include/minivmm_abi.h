@@ -183,6 +183,16 @@ struct mvm_hc_abort {
  * added the touch frontier (MVM_REC_PROGRESS) and the order a pass touches
  * its pages in (MVM_REC_ORDER), sent by flat and perm after their last
  * measurement, and the workload perm (MVM_WL_PERM).
+ *
+ * The VMM copies a batch out of guest memory once and checks the copy;
+ * anything else is an ABI violation: a sweep record's workload and mode are
+ * known ones (populate for sweep only), iteration and size_mib count from
+ * 1, and a batch is one measurement (every record of the same workload,
+ * iteration, size and mode); vcpu is below the guest's vCPU count (or
+ * MVM_VCPU_ALL in sweep and touch records); a touch batch holds at most one
+ * record per vCPU and one for all; progress points have bytes_done <=
+ * bytes_total; order records name a known workload and order; no range
+ * ends before it starts.
  */
 enum mvm_rec_kind {
 	MVM_REC_SWEEP = 1,    /* struct mvm_rec_sweep */
@@ -193,6 +203,22 @@ enum mvm_rec_kind {
 };
 
 #define MVM_RECORDS_MAX 1024 /* records per hypercall */
+
+/*
+ * What the VMM keeps of one run's records, at most (guest limits, no
+ * layout: they need no ABI bump). A guest that sends more ends its run
+ * with exit status 4, reason guest-limit, and a message naming the limit;
+ * what it sent before is kept and written. Each is far above what the
+ * workloads send (the largest: sweep --parallel on 256 vCPUs, 12 sizes x 5
+ * iterations x 2 modes, 30,840 sweep records in 121 batches; flat or perm
+ * on 256 vCPUs with the default progress stride, 66,048 points) and keeps
+ * a run's results file under 64 MiB and the store under ~20 MiB.
+ */
+#define MVM_SWEEP_RECORDS_MAX	 131072 /* MVM_REC_SWEEP records per run */
+#define MVM_SWEEP_BATCHES_MAX	 4096	/* MVM_REC_SWEEP batches (measurements) per run */
+#define MVM_PROGRESS_RECORDS_MAX 131072 /* MVM_REC_PROGRESS points per run */
+#define MVM_ORDER_RECORDS_MAX	 4096	/* MVM_REC_ORDER records per run (one per vCPU) */
+#define MVM_TOUCH_BATCHES_MAX	 1	/* MVM_REC_TOUCH batches per run (the one pass) */
 
 struct mvm_hc_records {
 	struct mvm_hc_hdr hdr;

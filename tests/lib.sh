@@ -47,6 +47,7 @@ expect() {
 # minivmm must stop it, say why, write results to $OUT/NAME.json, exit 130.
 signal_test() {
 	local name=$1 sig=$2 text=$3 pid rc seen=0
+	: >"$OUT/$name.out" # now: the job truncates it only once it runs (an old one says "spinning")
 	$MINIVMM --mem 64M -o "$OUT/$name.json" $GUEST -- spin >"$OUT/$name.out" 2>"$OUT/$name.err" &
 	pid=$!
 	# Only once the guest runs: before that, the shell's background job ignores

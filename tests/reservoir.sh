@@ -49,6 +49,7 @@ rv_grow() {
 rv_start() {
 	local name=$1 ready=$2
 	shift 2
+	: >"$OUT/$name.out" # now: the job truncates it only once it runs (an old one says "$ready")
 	"$@" >"$OUT/$name.out" 2>"$OUT/$name.err" &
 	spin=$!
 	disown "$spin" # killed on purpose: no job notice from the shell

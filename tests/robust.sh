@@ -42,6 +42,8 @@ run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hell
 interrupt_when() {
 	local name=$1 when=$2 pid
 	shift 2
+	: >"$OUT/$name.out" # now: the job truncates them only once it runs (an old one matches)
+	: >"$OUT/$name.err"
 	"$@" >"$OUT/$name.out" 2>"$OUT/$name.err" &
 	pid=$!
 	for _ in $(seq 500); do

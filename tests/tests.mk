@@ -15,16 +15,57 @@ tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 tests/bin/%.bin: tests/guests/%.S tests/guests/common.inc include/minivmm_abi.h
 	$(call guest_bin,build/tests)
 
-# Flat binaries for --raw: no header, entered at their first byte.
-tests/bin/%.raw: tests/raw/%.S
+# Flat binaries for --raw: no header, entered at their first byte. They may
+# use the ABI's constants (include/) and the raw test guests' macros (tests/raw/*.inc).
+tests/bin/%.raw: tests/raw/%.S $(wildcard tests/raw/*.inc) include/minivmm_abi.h
 	@mkdir -p build/tests $(dir $@)
 	$(say) GUESTAS $<
-	$(Q)$(GUEST_CC) -c -o build/tests/$*.raw.o $<
+	$(Q)$(GUEST_CC) -c -Iinclude -Itests/raw -o build/tests/$*.raw.o $<
+	@# Nothing links a raw image: a relocation (an undefined symbol, an absolute address) would stay 0.
+	$(Q)! readelf -r build/tests/$*.raw.o | grep -q '^Relocation section' || \
+		{ echo "$<: relocations in a raw image (undefined symbol or absolute address):" >&2; \
+		  readelf -rW build/tests/$*.raw.o >&2; exit 1; }
 	$(Q)objcopy -O binary -j .text build/tests/$*.raw.o $@
 
 TEST_RAW := $(patsubst tests/raw/%.S,tests/bin/%.raw,$(wildcard tests/raw/*.S))
 
-test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW) build/bench/roofline
+# make test SAN=1 also builds build/plain/minivmm: the sanitizer runtime's
+# calls are let through the sanitized build's filter, so what a plain build
+# must never call after its filters go on is tested with a plain build
+# (tests/hostile.sh's sandbox cases).
+PLAIN_CFLAGS  := $(filter-out -fsanitize=% -fno-sanitize-recover=% -DMINIVMM_SANITIZE,$(HOST_CFLAGS))
+PLAIN_LDFLAGS := $(filter-out -fsanitize=%,$(HOST_LDFLAGS))
+PLAIN_OBJ     := $(patsubst build/host/%,build/plain/obj/%,$(VMM_OBJ))
+
+build/plain/obj/%.o: %.c $(FLAGS_STAMP) | check-deps
+	@mkdir -p $(dir $@)
+	$(say) PLAINCC $<
+	$(Q)$(CC) $(PLAIN_CFLAGS) $(INC_$(call room,$*)) -c -o $@ $<
+
+build/plain/obj/vmm/report/results_file.o: $(REV_STAMP)
+build/plain/obj/vmm/report/results_file.o: PLAIN_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
+
+build/plain/minivmm: $(PLAIN_OBJ)
+	$(say) PLAINLD $@
+	$(Q)$(CC) $(PLAIN_LDFLAGS) -o $@ $(PLAIN_OBJ) $(HOST_LDLIBS)
+
+# Its seccomp programs, by a generator built as it is (the rules differ with the sanitizers').
+build/plain/sandbox-gen: build/plain/obj/vmm/machine/gen/sandbox_gen.o build/plain/obj/vmm/machine/sandbox.o
+	$(say) PLAINLD $@
+	$(Q)$(CC) $(PLAIN_LDFLAGS) -o $@ $^ -lseccomp
+
+build/plain/gen/sandbox_bpf.c: build/plain/sandbox-gen
+	@mkdir -p $(dir $@)
+	$(say) GEN $@
+	$(Q)$< $@.tmp build/plain/gen/sandbox_bpf.pfc && mv $@.tmp $@
+
+build/plain/obj/gen/sandbox_bpf.o: build/plain/gen/sandbox_bpf.c
+	@mkdir -p $(dir $@)
+	$(say) PLAINCC $<
+	$(Q)$(CC) $(PLAIN_CFLAGS) $(INC_vmm_machine) -c -o $@ $<
+
+test-build: all tests/bin/unit $(TEST_GUESTS) $(TEST_RAW) build/bench/roofline \
+	$(if $(filter 1,$(SAN)),build/plain/minivmm)
 
 # --- the emulated-hardware rigs (tests/rig/run) ---------------------------------
 # minivmm linked statically (Debian ships libfdt.a and libseccomp.a) for the
@@ -68,7 +109,8 @@ test-campaign: all
 .PHONY: test-build test-tdp test-vmx rig lab-check test-campaign
 
 # --- fuzzing (libFuzzer, clang from Debian) ------------------------------------
-#   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails
+#   make fuzz [FUZZ_SECONDS=60]    run every target for that long; a crash fails;
+#                                  then the guest-side fuzzer (fuzz-guest, below)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := hypercall translator options loader
@@ -97,7 +139,7 @@ fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 
 # Each target starts from its committed corpus (tests/fuzz/corpus/NAME) and
 # writes what it finds to build/fuzz/corpus-NAME; crashes go to build/fuzz/.
-fuzz: fuzz-build
+fuzz: fuzz-build build/san/minivmm tests/bin/fuzz.raw
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p build/fuzz/corpus-$$t; \
 		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
@@ -108,5 +150,48 @@ fuzz: fuzz-build
 		grep -E 'stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$t.log | \
 			sed "s/^/fuzz: $$t /"; \
 	done; echo "fuzz: all targets ran clean"
+	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
 
 .PHONY: fuzz fuzz-build
+
+# --- the guest-side fuzzer: tests/raw/fuzz.S on /dev/kvm, ASan+UBSan VMM -----------
+#   make fuzz-guest [GUEST_FUZZ_SECONDS=60]   seeds for that long; a finding fails
+# build/san/minivmm is minivmm with ASan+UBSan in a tree of its own, so that
+# it never mixes with (or rebuilds) the plain objects of build/host (SAN=1
+# switches build/host itself; this does not).
+GUEST_FUZZ_SECONDS ?= $(FUZZ_SECONDS)
+SAN_CFLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+                -DMINIVMM_SANITIZE
+SAN_OBJ      := $(patsubst build/host/%,build/san/obj/%,$(VMM_OBJ))
+
+build/san/obj/%.o: %.c $(FLAGS_STAMP) | check-deps
+	@mkdir -p $(dir $@)
+	$(say) SANCC $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(INC_$(call room,$*)) -c -o $@ $<
+
+build/san/obj/vmm/report/results_file.o: $(REV_STAMP)
+build/san/obj/vmm/report/results_file.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
+
+build/san/minivmm: $(SAN_OBJ)
+	$(say) SANLD $@
+	$(Q)$(CC) $(HOST_LDFLAGS) -fsanitize=address,undefined -o $@ $(SAN_OBJ) $(HOST_LDLIBS)
+
+# Its seccomp programs, by a generator built as it is (with the sanitizers' rules).
+build/san/sandbox-gen: build/san/obj/vmm/machine/gen/sandbox_gen.o build/san/obj/vmm/machine/sandbox.o
+	$(say) SANLD $@
+	$(Q)$(CC) $(HOST_LDFLAGS) -fsanitize=address,undefined -o $@ $^ -lseccomp
+
+build/san/gen/sandbox_bpf.c: build/san/sandbox-gen
+	@mkdir -p $(dir $@)
+	$(say) GEN $@
+	$(Q)$< $@.tmp build/san/gen/sandbox_bpf.pfc && mv $@.tmp $@
+
+build/san/obj/gen/sandbox_bpf.o: build/san/gen/sandbox_bpf.c
+	@mkdir -p $(dir $@)
+	$(say) SANCC $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(INC_vmm_machine) -c -o $@ $<
+
+fuzz-guest: build/san/minivmm tests/bin/fuzz.raw
+	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
+
+.PHONY: fuzz-guest

@@ -8,6 +8,8 @@
  * (--repeat, --compare). May include every room below it.
  */
 
+#include <limits.h>
+
 #include "report.h"
 
 #define MVM_DEFAULT_MEM_BYTES (1ULL << 30)
@@ -92,16 +94,44 @@ const char *suggest_option(const char *typed, const char *const *names, unsigned
 /* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
 const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
 
-/* ---- run.c: one measured run -------------------------------------------- */
+/* ---- output.c: files written whole or not at all ------------------------- */
 
 /*
- * Output files, opened (and found writable) before anything runs: the
- * sandbox allows no open(2) later. -1 when not asked for.
+ * One output file (-o, --trace): opened, and found writable, before anything
+ * runs (the sandbox allows no open(2) later); written to a temporary beside
+ * the target and renamed over it at the end, so that a run killed on the way
+ * leaves the previous file as it was (output.c says how).
  */
-struct outputs {
-	int results_fd, trace_fd;
-	int fds[2], n; /* the open ones, for the sandbox */
+struct output {
+	const char *opt, *path; /* as given */
+	int fd;			/* what is written; -1: not asked for */
+	int dirfd;		/* the target's directory; -1 when written in place */
+	int in_place;		/* not a regular file (a device, a FIFO): no temporary */
+	int unnamed;		/* an O_TMPFILE: named only at the end */
+	int named;		/* the temporary has a name now: remove it on failure */
+	char base[NAME_MAX + 1], tmp[NAME_MAX + 1]; /* names in dirfd */
+	char proc_path[32];			    /* /proc/self/fd/N of an O_TMPFILE */
 };
+/* 0, or -errno after saying why on stderr (nothing is left then). */
+int output_open(struct output *o, const char *opt, const char *path);
+/* fsync and rename over the target (or close one written in place). 0 or -errno, said. */
+int output_commit(struct output *o);
+void output_discard(struct output *o); /* the temporary goes, the target stays */
+
+enum { OUTPUT_RESULTS, OUTPUT_TRACE, OUTPUT_COUNT };
+struct outputs {
+	struct output file[OUTPUT_COUNT];
+	int fds[OUTPUT_COUNT], n;	 /* the open ones, for the sandbox */
+	int dirfds[OUTPUT_COUNT], ndirs; /* their directories, for the final rename */
+};
+/*
+ * Open -o and --trace as cfg asks; -1 after saying why. From then on the
+ * second SIGINT's immediate exit removes their temporaries too.
+ */
+int outputs_open(const struct config *cfg, struct outputs *o);
+void outputs_discard(struct outputs *o); /* what was not committed */
+
+/* ---- run.c: one measured run -------------------------------------------- */
 
 /* How one run is to behave within its experiment. */
 struct run_opts {
@@ -149,6 +179,7 @@ void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigne
  * refusal into the results file.)
  */
 int experiment_check(const struct config *cfg);
-int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o);
+/* Writes and commits the output files at the end (or discards one whose writing failed). */
+int experiment_main(const struct config *cfg, struct env *env, struct outputs *o);
 
 #endif /* MINIVMM_APP_H */

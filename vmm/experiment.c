@@ -467,20 +467,27 @@ static void view_of(const struct experiment *x, struct verdict *v,
 					 .threads = x->threads };
 }
 
-/* Write a file that was asked for; a failure is reported with its real errno. */
-static int write_file(int fd, const char *what, const char *path,
+/*
+ * Write a file that was asked for and put it in place; a failure is
+ * reported with its real errno, and leaves the file there as it was.
+ */
+static int write_file(struct output *o, const char *what,
 		      int (*fn)(int, const struct experiment_view *),
 		      const struct experiment_view *xv)
 {
 	int e;
 
-	if (fd < 0)
+	if (o->fd < 0)
 		return 0;
-	e = fn(fd, xv);
-	if (e)
-		fprintf(stderr, "minivmm: writing %s to %s: %s\n", what, path,
-			strerror(-e));
-	return e;
+	e = fn(o->fd, xv);
+	if (e) {
+		fprintf(stderr,
+			"minivmm: writing %s to %s: %s; the file there is as it was\n",
+			what, o->path, strerror(-e));
+		output_discard(o);
+		return e;
+	}
+	return output_commit(o);
 }
 
 /* --- after the runs: what they say ----------------------------------------- */
@@ -535,7 +542,7 @@ static void explain(const struct experiment *x)
 	fflush(stdout);
 }
 
-int experiment_main(const struct config *cfg, struct env *env, const struct outputs *o)
+int experiment_main(const struct config *cfg, struct env *env, struct outputs *o)
 {
 	struct experiment x = { .cfg = cfg, .env = env, .out = o };
 	struct experiment_view xv;
@@ -557,9 +564,9 @@ int experiment_main(const struct config *cfg, struct env *env, const struct outp
 	env_complete(
 		env); /* if no run got as far as its guest (and no sandbox went on) */
 	view_of(&x, &v, &xv);
-	e = write_file(o->results_fd, "results", cfg->results_path, results_file_write,
-		       &xv);
-	e = write_file(o->trace_fd, "trace", cfg->trace_path, trace_file_write, &xv) ?: e;
+	xv.status = status;
+	e = write_file(&o->file[OUTPUT_RESULTS], "results", results_file_write, &xv);
+	e = write_file(&o->file[OUTPUT_TRACE], "trace", trace_file_write, &xv) ?: e;
 	if (e && status == EXIT_GUEST_OK)
 		status =
 			EXIT_HOST; /* a script trusting the status must not lose the data */

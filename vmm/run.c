@@ -2,6 +2,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,10 +62,15 @@ static void on_violation(void *cookie, unsigned vcpu, const char *what)
 		  what);
 }
 
-/* A batch of records (one per measurement): kept, with its counters, and its rows printed. */
+/*
+ * A batch of records (one per measurement), checked and copied out of
+ * guest memory by the hypercall port: kept, with its counters, and its
+ * rows printed. Past a guest limit the run ends (guest-limit, exit 4).
+ */
 static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 {
 	struct run *r = cookie;
+	char err[160] = "";
 	int e;
 
 	pthread_mutex_lock(&r->print_lock);
@@ -75,20 +81,24 @@ static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 		size_t from;
 
 		records_sweep(r->rec, &from);
-		e = records_add_sweep(r->rec, recs, n, kvm, kvmstats_count(r->stats));
+		e = records_add_sweep(r->rec, recs, n, kvm, kvmstats_count(r->stats), err,
+				      sizeof(err));
 		if (!e && r->o.tables)
 			tables_sweep_batch(r->rec, from, stdout);
 	} else if (kind == MVM_REC_PROGRESS || kind == MVM_REC_ORDER) {
-		e = records_add_progress(r->rec, kind, recs, n); /* no KVM sample */
+		e = records_add_progress(r->rec, kind, recs, n, err, sizeof(err));
 	} else {
-		e = records_add_touch(r->rec, recs, n);
+		e = records_add_touch(r->rec, recs, n, err, sizeof(err));
 		if (!e && r->o.verbose)
 			tables_touch(r->rec, stdout);
 	}
 	pthread_mutex_unlock(&r->print_lock);
-	if (e)
+	if (e == -E2BIG)
+		vm_finish(r->vm, END_GUEST_LIMIT, 0,
+			  "%s; stopped the guest, kept what it sent before", err);
+	else if (e)
 		vm_finish(r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
-			  strerror(-e));
+			  err);
 	return e;
 }
 
@@ -99,6 +109,13 @@ static void on_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 	timeline_guest_mark(r->tl, mark, tsc);
 }
 
+static int on_stopping(void *cookie)
+{
+	struct run *r = cookie;
+
+	return vm_stopping(r->vm);
+}
+
 /* --- the VM's hooks, on each vCPU thread ----------------------------------- */
 
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
@@ -107,7 +124,9 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 	int out[ARRAY_SIZE(r->o.out->fds) + 2], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
 				 .out_fds = out,
-				 .nout = r->o.out->n };
+				 .nout = r->o.out->n,
+				 .dir_fds = r->o.out->dirfds,
+				 .ndirs = r->o.out->ndirs };
 
 	/* The main thread also writes the paging handlers' stop eventfd and the touch record. */
 	memcpy(out, r->o.out->fds, sizeof(r->o.out->fds));
@@ -190,12 +209,14 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 	}
 	r->hc = (struct dev_host){ .cookie = r,
 				   .ram = vm_ram(r->vm),
+				   .nvcpus = cfg->vm.vcpus,
 				   .console = r->console,
 				   .exit = on_exit_hc,
 				   .abort = on_abort_hc,
 				   .violation = on_violation,
 				   .records = on_records,
-				   .mark = on_mark };
+				   .mark = on_mark,
+				   .stopping = on_stopping };
 	return r;
 }
 
@@ -457,6 +478,34 @@ static void start_paging(struct run *r)
 		vm_finish(r->vm, END_HOST_ERROR, 0, "%s", err);
 }
 
+/*
+ * While the guest runs: has stdout's reader gone (minivmm | head)? SIGPIPE
+ * is ignored so that the results are still written; a pipe or socket whose
+ * other end closed polls as an error or a hang-up, whether or not anything
+ * was written since (a terminal, a file or a closed fd never does).
+ */
+#define OUTPUT_TICK_S 0.25
+
+static void output_check(void *cookie)
+{
+	struct run *r = cookie;
+	struct pollfd p[1 + OUTPUT_COUNT] = { { .fd = STDOUT_FILENO,
+						.events = POLLOUT } };
+	nfds_t n = 1;
+
+	for (int i = 0; i < OUTPUT_COUNT; i++)
+		if (r->o.out->file[i].in_place && !strcmp(r->o.out->file[i].path, "-"))
+			p[n++] = (struct pollfd){ .fd = r->o.out->file[i].fd,
+						  .events = POLLOUT };
+	if (poll(p, n, 0) <= 0 || vm_stopping(r->vm))
+		return;
+	for (nfds_t i = 0; i < n; i++)
+		if (p[i].revents & (POLLERR | POLLHUP))
+			vm_finish(r->vm, END_OUTPUT_CLOSED, 0,
+				  "%s was closed by its reader; stopped the guest",
+				  i ? "the JSON on stdout" : "stdout");
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = r->vm;
@@ -485,7 +534,7 @@ static void run_guest(struct run *r)
 			vm_start_vcpus(vm);
 		eager_release(e);
 		main_thread_ready(r);
-		vm_run_to_end(vm, deadline, timeout);
+		vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
 		eager_background_join(e);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return;
@@ -515,7 +564,7 @@ static void run_guest(struct run *r)
 		wait_guest_settled(r, deadline, timeout);
 		main_thread_ready(r);
 	}
-	vm_run_to_end(vm, deadline, timeout);
+	vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 

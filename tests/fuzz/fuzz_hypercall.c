@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct guest_ram ram = { .hva = mem,
 				 .size = sizeof(mem),
 				 .map_bytes = sizeof(mem) };
-	struct hc_call c;
+	static struct hc_call c;
 	const union hc_args *out = &c.a;
 	char err[256];
 	uint64_t gpa;
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(mem + (gpa % RAM_BYTES), data + 8,
 	       size - 8 < RAM_BYTES - gpa % RAM_BYTES ? size - 8
 						      : RAM_BYTES - gpa % RAM_BYTES);
-	if (hc_decode(&ram, gpa, &c, err, sizeof(err)) == 0) {
+	if (hc_decode(&ram, 1 + data[0] % 4, gpa, &c, err, sizeof(err)) == 0) {
 		/* Whatever decoded must name only guest memory. */
 		if (out->hdr.nr == MVM_HC_CONSOLE &&
 		    !mm_gpa_to_hva(&ram, out->console.buf_gpa, out->console.len))

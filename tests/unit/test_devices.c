@@ -10,18 +10,124 @@ static struct guest_ram ram = { .hva = mem,
 				.size = sizeof(mem),
 				.map_bytes = sizeof(mem) };
 
+#define NVCPUS 2 /* the guest's, for the records' vCPU numbers */
+
 static int decode_at(uint64_t gpa, const void *args, size_t len, struct hc_call *out,
 		     char *err)
 {
 	memset(mem, 0, sizeof(mem));
 	if (gpa + len <= sizeof(mem))
 		memcpy(mem + gpa, args, len);
-	return hc_decode(&ram, gpa, out, err, 256);
+	return hc_decode(&ram, NVCPUS, gpa, out, err, 256);
+}
+
+/* A records call at 0x1000 whose n records (of size bytes each) are at rgpa. */
+static int decode_recs(uint32_t kind, const void *recs, uint32_t n, size_t size,
+		       uint64_t rgpa, struct hc_call *out, char *err)
+{
+	struct mvm_hc_records a = { { MVM_HC_RECORDS, sizeof(a) }, kind, n, rgpa };
+
+	memset(mem, 0, sizeof(mem));
+	memcpy(mem + 0x1000, &a, sizeof(a));
+	memcpy(mem + rgpa, recs, n * size);
+	return hc_decode(&ram, NVCPUS, 0x1000, out, err, 256);
+}
+
+/*
+ * Each record's fields are checked on the copy: what the results file would
+ * write is what the schema allows (issue 20), and a batch is one measurement.
+ */
+static void records_contents(void)
+{
+	static struct hc_call c;
+	char err[256];
+#define SWEEP(w, m, it, mib, v)                                                       \
+	{                                                                             \
+		.workload = w, .mode = m, .iteration = it, .size_mib = mib, .vcpu = v \
+	}
+	struct mvm_rec_sweep sw[3] = {
+		SWEEP(MVM_WL_SWEEP, MVM_MODE_DEMAND, 1, 4, MVM_VCPU_ALL),
+		SWEEP(MVM_WL_SWEEP, MVM_MODE_DEMAND, 1, 4, 0),
+		SWEEP(MVM_WL_SWEEP, MVM_MODE_DEMAND, 1, 4, 1),
+	};
+	struct mvm_rec_sweep bad;
+	struct mvm_rec_touch t[4] = { { .vcpu = 0, .end_gpa = 4096 },
+				      { .vcpu = 1 },
+				      { .vcpu = MVM_VCPU_ALL },
+				      { .vcpu = 0 } };
+	struct mvm_rec_progress p = { .vcpu = 1,
+				      .bytes_done = 4096,
+				      .bytes_total = 8192 };
+	struct mvm_rec_order o = { .vcpu = 0,
+				   .workload = MVM_WL_PERM,
+				   .order = MVM_ORDER_RANDOM,
+				   .end_gpa = 8192 };
+
+	CHECK(decode_recs(MVM_REC_SWEEP, sw, 3, sizeof(sw[0]), 0x2000, &c, err) == 0);
+	/* The copy is what the handler passes on, not guest memory. */
+	CHECK(c.recs.sweep[2].vcpu == 1 && c.recs.sweep[0].size_mib == 4);
+	bad = sw[1];
+	bad.workload = 9;
+	CHECK(decode_recs(MVM_REC_SWEEP, &bad, 1, sizeof(bad), 0x2000, &c, err) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "unknown workload 9");
+	bad = sw[1];
+	bad.mode = 0;
+	CHECK(decode_recs(MVM_REC_SWEEP, &bad, 1, sizeof(bad), 0x2000, &c, err) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "mode 0");
+	bad = (struct mvm_rec_sweep)SWEEP(MVM_WL_FLAT, MVM_MODE_POPULATE, 1, 1, 0);
+	CHECK(decode_recs(MVM_REC_SWEEP, &bad, 1, sizeof(bad), 0x2000, &c, err) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "sweep only");
+	bad = sw[1];
+	bad.iteration = 0;
+	CHECK(decode_recs(MVM_REC_SWEEP, &bad, 1, sizeof(bad), 0x2000, &c, err) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "iteration 0");
+	bad = sw[1];
+	bad.size_mib = 0;
+	CHECK(decode_recs(MVM_REC_SWEEP, &bad, 1, sizeof(bad), 0x2000, &c, err) ==
+	      -EINVAL);
+	bad = sw[1];
+	bad.vcpu = NVCPUS;
+	CHECK(decode_recs(MVM_REC_SWEEP, &bad, 1, sizeof(bad), 0x2000, &c, err) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "vCPU 2, the guest has 2");
+	sw[2].iteration = 2;
+	CHECK(decode_recs(MVM_REC_SWEEP, sw, 3, sizeof(sw[0]), 0x2000, &c, err) ==
+	      -EINVAL);
+	CHECK_STR_CONTAINS(err, "record 2 is of another measurement");
+
+	CHECK(decode_recs(MVM_REC_TOUCH, t, 3, sizeof(t[0]), 0x2000, &c, err) == 0);
+	CHECK(decode_recs(MVM_REC_TOUCH, t, 4, sizeof(t[0]), 0x2000, &c, err) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "4 touch records for 2 vCPUs");
+	t[0].start_gpa = 8192;
+	CHECK(decode_recs(MVM_REC_TOUCH, t, 3, sizeof(t[0]), 0x2000, &c, err) == -EINVAL);
+
+	CHECK(decode_recs(MVM_REC_PROGRESS, &p, 1, sizeof(p), 0x2000, &c, err) == 0);
+	p.bytes_done = p.bytes_total + 1;
+	CHECK(decode_recs(MVM_REC_PROGRESS, &p, 1, sizeof(p), 0x2000, &c, err) ==
+	      -EINVAL);
+	p = (struct mvm_rec_progress){ .vcpu = MVM_VCPU_ALL };
+	CHECK(decode_recs(MVM_REC_PROGRESS, &p, 1, sizeof(p), 0x2000, &c, err) ==
+	      -EINVAL);
+
+	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == 0);
+	o.order = 4;
+	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "unknown order 4");
+	o.order = MVM_ORDER_STRIDE;
+	o.workload = 0;
+	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == -EINVAL);
+	o.workload = MVM_WL_FLAT;
+	o.start_gpa = o.end_gpa + 4096;
+	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == -EINVAL);
 }
 
 void test_hc_decode(void)
 {
-	struct hc_call c;
+	static struct hc_call c;
 	union hc_args *a = &c.a;
 	char err[256];
 	struct mvm_hc_console con = { { MVM_HC_CONSOLE, sizeof(con) }, 0x100, 5 };
@@ -35,8 +141,13 @@ void test_hc_decode(void)
 	CHECK(decode_at(0x1000, &con, sizeof(con), &c, err) == 0);
 	CHECK(a->hdr.nr == MVM_HC_CONSOLE && a->console.len == 5);
 	CHECK(decode_at(0x1000, &ex, sizeof(ex), &c, err) == 0 && a->exit.status == -3);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) ==
+	      -EINVAL); /* zeros: no workload */
+	rec.count = 0;
 	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == 0 &&
-	      a->records.count == 2);
+	      a->records.count == 0);
+	rec.count = 2;
+	records_contents();
 
 	/* Abort strings are forced to end inside their arrays. */
 	memset(ab.file, 'f', sizeof(ab.file));
@@ -100,7 +211,9 @@ void test_hc_decode(void)
 	rec.kind = MVM_REC_ORDER;
 	rec.count = 1;
 	rec.recs_gpa = sizeof(mem) - sizeof(struct mvm_rec_order);
-	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == 0);
+	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
+	CHECK_STR_CONTAINS(
+		err, "unknown workload 0"); /* inside RAM: its contents are checked */
 	rec.recs_gpa++;
 	CHECK(decode_at(0x1000, &rec, sizeof(rec), &c, err) == -EINVAL);
 	rec.kind = MVM_REC_COUNT;
@@ -124,7 +237,7 @@ void test_pio_register(void)
 	struct io_dev d = { "d", 0xffff, 2, dummy_io, NULL };
 	struct io_dev e = { "e", 0x10, 0, dummy_io, NULL };
 	static const struct config cfg = { .quiet = 1, .vm.vcpus = 1 };
-	static const struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
+	static const struct outputs outs = { .n = 0 };
 	struct run *r;
 	const struct io_bus *pio;
 	struct dev_host host = { 0 };

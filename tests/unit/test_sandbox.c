@@ -21,6 +21,7 @@
 #define FAKE_UFFD_FD  902
 #define FAKE_STOP_FD  903
 #define FAKE_SPARE_FD 904
+#define FAKE_DIR_FD   905 /* SANDBOX_MAIN: the results' directory */
 #define RAM_BYTES     (2UL << 20)
 
 enum action {
@@ -46,6 +47,9 @@ enum action {
 	DO_EAGER_RUN_SPARE,    /* KVM_RUN on the spare vCPU */
 	DO_EAGER_OTHER_FD,     /* KVM_PRE_FAULT_MEMORY through another fd */
 	DO_EAGER_WRITE,	       /* no output */
+	DO_MAIN_RENAME, /* SANDBOX_MAIN: the results into place, in their directory */
+	DO_MAIN_RENAME_OTHER, /* ... in another */
+	DO_MAIN_UNLINK_CWD,   /* unlink relative to the working directory */
 };
 
 struct job {
@@ -66,12 +70,14 @@ static uint8_t *eager_map(void)
 static void *sandboxed(void *arg)
 {
 	const struct job *j = arg;
-	int stats[] = { FAKE_STATS_FD };
+	int stats[] = { FAKE_STATS_FD }, dirs[] = { FAKE_DIR_FD };
 	struct sandbox_fds f = { .vcpu_fd = FAKE_VCPU_FD,
 				 .uffd_fd = FAKE_UFFD_FD,
 				 .stop_fd = FAKE_STOP_FD,
 				 .stats_fds = stats,
-				 .nstats = 1 };
+				 .nstats = 1,
+				 .dir_fds = dirs,
+				 .ndirs = 1 };
 	struct uffdio_copy copy = { 0 };
 	struct pollfd pfd[2] = { { .fd = FAKE_UFFD_FD, .events = POLLIN },
 				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
@@ -201,6 +207,25 @@ static void *sandboxed(void *arg)
 		if (write(STDOUT_FILENO, "", 0) < 0)
 			_exit(25);
 		break;
+	case DO_MAIN_RENAME:
+		/* On a closed fd: EBADF means the filter let them through. */
+		if (renameat(FAKE_DIR_FD, "a", FAKE_DIR_FD, "b") != -1 || errno != EBADF)
+			_exit(26);
+		if (linkat(AT_FDCWD, "/proc/self/fd/0", FAKE_DIR_FD, "a",
+			   AT_SYMLINK_FOLLOW) != -1 ||
+		    errno != EBADF)
+			_exit(27);
+		if (unlinkat(FAKE_DIR_FD, "a", 0) != -1 || errno != EBADF)
+			_exit(28);
+		if (fsync(FAKE_DIR_FD) != -1 || errno != EBADF)
+			_exit(29);
+		break;
+	case DO_MAIN_RENAME_OTHER:
+		renameat(FAKE_DIR_FD + 1, "a", FAKE_DIR_FD, "b");
+		break;
+	case DO_MAIN_UNLINK_CWD:
+		unlinkat(AT_FDCWD, "a", 0);
+		break;
 	}
 	return NULL;
 }
@@ -250,6 +275,12 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_CHDIR)));
 	/* The main thread may make no KVM ioctl at all. */
 	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_SET_REGS)));
+	/* It puts the results into place in their directory, and nowhere else. */
+	st = in_child(SANDBOX_MAIN, DO_MAIN_RENAME);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_MAIN_RENAME_OTHER)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_MAIN, DO_MAIN_UNLINK_CWD)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_MAIN_RENAME)));
 	/* --numa: the main thread may ask where pages are, never move or bind them. */
 	st = in_child(SANDBOX_MAIN, DO_NUMA_QUERY);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -122,7 +122,7 @@ void test_loader_check(void)
 static struct run *run;
 static struct vm *vm;
 static struct config cfg = { .quiet = 1, .vm.vcpus = 1 };
-static struct outputs outs = { .results_fd = -1, .trace_fd = -1 };
+static struct outputs outs = { .n = 0 };
 static struct vcpu vcpu;
 
 static void fake_vm(void)
@@ -334,4 +334,68 @@ void test_timeline_order(void)
 	CHECK_EQ(timeline_phase_at(tl, 3.0), PHASE_KVM_OPEN);
 	CHECK_EQ(timeline_phase_at(tl, t[3] + 1e6), PHASE_COUNT);
 	timeline_free(tl);
+}
+
+/*
+ * The records store keeps at most the ABI's guest limits: past one an add
+ * fails with -E2BIG naming it, and what came before stays (issue 20).
+ */
+void test_records_limits(void)
+{
+	static struct mvm_rec_sweep recs[MVM_RECORDS_MAX];
+	struct mvm_rec_touch touch[2] = { { .vcpu = 0 }, { .vcpu = MVM_VCPU_ALL } };
+	struct mvm_rec_progress pt = { 0 };
+	struct records *r = records_create();
+	char err[160];
+	size_t n;
+	int e = 0;
+
+	for (unsigned i = 0; i < MVM_RECORDS_MAX; i++)
+		recs[i] = (struct mvm_rec_sweep){ .workload = MVM_WL_SWEEP,
+						  .mode = MVM_MODE_DEMAND,
+						  .iteration = 1 + i,
+						  .size_mib = 1 };
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	/* Batches: one record each. */
+	for (unsigned b = 0; b < MVM_SWEEP_BATCHES_MAX && !e; b++)
+		e = records_add_sweep(r, &recs[b % MVM_RECORDS_MAX], 1, NULL, 0, err,
+				      sizeof(err));
+	CHECK_EQ(e, 0);
+	CHECK_EQ(records_add_sweep(r, recs, 1, NULL, 0, err, sizeof(err)), -E2BIG);
+	CHECK_STR_CONTAINS(err, "MVM_SWEEP_BATCHES_MAX = 4096");
+	CHECK_EQ(records_add_sweep(r, recs, 0, NULL, 0, err, sizeof(err)), 0);
+	records_sweep(r, &n);
+	CHECK_EQ(n, MVM_SWEEP_BATCHES_MAX);
+	/* The row before a batch is the last vCPU 0 record before it. */
+	CHECK_EQ(records_row_before(r, 0), 0);
+	CHECK_EQ(records_row_before(r, 5), 5);
+	records_free(r);
+
+	/* Records: full batches. */
+	r = records_create();
+	e = 0;
+	for (unsigned b = 0; b < MVM_SWEEP_RECORDS_MAX / MVM_RECORDS_MAX && !e; b++)
+		e = records_add_sweep(r, recs, MVM_RECORDS_MAX, NULL, 0, err,
+				      sizeof(err));
+	CHECK_EQ(e, 0);
+	CHECK_EQ(records_add_sweep(r, recs, 1, NULL, 0, err, sizeof(err)), -E2BIG);
+	CHECK_STR_CONTAINS(err, "MVM_SWEEP_RECORDS_MAX = 131072");
+	records_sweep(r, &n);
+	CHECK_EQ(n, MVM_SWEEP_RECORDS_MAX);
+	/* Progress points, orders and the one touch report. */
+	e = 0;
+	for (unsigned i = 0; i < MVM_PROGRESS_RECORDS_MAX && !e; i++)
+		e = records_add_progress(r, MVM_REC_PROGRESS, &pt, 1, err, sizeof(err));
+	CHECK_EQ(e, 0);
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, &pt, 1, err, sizeof(err)),
+		 -E2BIG);
+	CHECK_STR_CONTAINS(err, "MVM_PROGRESS_RECORDS_MAX");
+	CHECK_EQ(records_add_touch(r, touch, 2, err, sizeof(err)), 0);
+	CHECK_EQ(records_add_touch(r, touch, 2, err, sizeof(err)), -E2BIG);
+	CHECK_STR_CONTAINS(err, "MVM_TOUCH_BATCHES_MAX = 1");
+	records_touch(r, &n);
+	CHECK_EQ(n, 2);
+	records_free(r);
 }

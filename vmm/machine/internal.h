@@ -179,6 +179,7 @@ void order_done(struct order_plan *p, uint64_t gpa, uint64_t len, uint64_t t_ns)
  */
 #define SANDBOX_MAX_STATS 32 /* KVM stats fds: the VM's and 31 vCPUs' */
 #define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
+#define SANDBOX_MAX_DIRS  2  /* their directories: the results' and the trace's */
 enum sandbox_slot {
 	SLOT_PID,   /* tgkill's target process */
 	SLOT_VCPU,  /* SANDBOX_VCPU: its vCPU fd */
@@ -186,7 +187,8 @@ enum sandbox_slot {
 	SLOT_SPARE, /* SANDBOX_EAGER: the spare vCPU it prefaults through */
 	SLOT_STATS,
 	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,
-	SLOT_COUNT = SLOT_OUT + SANDBOX_MAX_OUT
+	SLOT_DIR = SLOT_OUT + SANDBOX_MAX_OUT, /* SANDBOX_MAIN: the final rename's */
+	SLOT_COUNT = SLOT_DIR + SANDBOX_MAX_DIRS
 };
 /* Above any pid (PID_MAX_LIMIT is 2^22) or fd a run has; no syscall, ioctl or flag value here. */
 #define SANDBOX_PLACEHOLDER_BASE  0x5ecc0000u

@@ -57,6 +57,7 @@ enum {
 	EXIT_GUEST_CRASH = 4,
 	EXIT_TIMEOUT = 5,
 	EXIT_INTERRUPTED = 130,
+	EXIT_OUTPUT_CLOSED = 141, /* as a process killed by SIGPIPE (128 + 13) */
 };
 
 struct exit_status_row {
@@ -75,13 +76,15 @@ enum run_end {
 	END_GUEST_HALT,	   /* HLT: nothing ever wakes a minivmm vCPU */
 	END_GUEST_PARKED,  /* every vCPU parked without the exit hypercall */
 	END_ABI_VIOLATION, /* a hypercall or port access the ABI does not allow */
+	END_GUEST_LIMIT,   /* the guest sent more than the VMM keeps (MVM_*_MAX) */
 	END_UNCLAIMED_IO,  /* --strict-io */
 	END_NOT_A_GUEST,   /* the image is not a minivmm guest for this ABI */
 	END_TIMEOUT,
 	END_INTERRUPTED,
-	END_HOST_ERROR,	 /* an ioctl or allocation failed on the host */
-	END_USAGE,	 /* the options or the image do not fit together */
-	END_GUEST_USAGE, /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
+	END_OUTPUT_CLOSED, /* stdout's reader is gone (| head) */
+	END_HOST_ERROR,	   /* an ioctl or allocation failed on the host */
+	END_USAGE,	   /* the options or the image do not fit together */
+	END_GUEST_USAGE,   /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
 	END_COUNT
 };
 
@@ -274,14 +277,23 @@ void vm_wake_main(struct vm *vm); /* from any thread */
  */
 void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
 		  double tick_s, double deadline, double timeout_s);
+/*
+ * fn runs (async-signal-safe, on the main thread) just before the second
+ * SIGINT's immediate exit: the application removes its temporaries.
+ */
+void vm_set_exit_hook(void (*fn)(void));
 /* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
 void vm_signals_block(struct vm *vm, sigset_t *old);
 
 /* loop.c: the vCPU threads. */
 /* Start one thread per vCPU (each runs hooks.vcpu_enter, KVM_RUN, hooks.vcpu_leave). */
 void vm_start_vcpus(struct vm *vm);
-/* Wait for the guest's end (or deadline), then stop and join every vCPU thread. */
-void vm_run_to_end(struct vm *vm, double deadline, double timeout_s);
+/*
+ * Wait for the guest's end (or deadline), calling tick(cookie) every tick_s
+ * if set, then stop and join every vCPU thread.
+ */
+void vm_run_to_end(struct vm *vm, double deadline, double timeout_s, void (*tick)(void *),
+		   void *cookie, double tick_s);
 
 /* exits.c: the exit names (the dispatch itself is internal). */
 const char *exit_reason_name(uint32_t reason);
@@ -542,6 +554,8 @@ struct sandbox_fds {
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
 	int nout;
+	const int *dir_fds; /* SANDBOX_MAIN: their directories (the final rename) */
+	int ndirs;
 };
 /* A role's filter built by libseccomp at run time (tests; libseccomp context). 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);

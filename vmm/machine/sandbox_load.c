@@ -40,10 +40,15 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 				     : SANDBOX_NO_FD;
 	r = put_fds(values, SLOT_STATS, SANDBOX_MAX_STATS, f->stats_fds,
 		    role == SANDBOX_UFFD || role == SANDBOX_EAGER ? 0 : f->nstats);
+	r = r
+		    ?: put_fds(values, SLOT_OUT, SANDBOX_MAX_OUT, f->out_fds,
+			       role == SANDBOX_MAIN && f->nout > 0 ? (unsigned)f->nout
+								   : 0);
 	return r
-		       ?: put_fds(values, SLOT_OUT, SANDBOX_MAX_OUT, f->out_fds,
-				  role == SANDBOX_MAIN && f->nout > 0 ? (unsigned)f->nout
-								      : 0);
+		       ?: put_fds(values, SLOT_DIR, SANDBOX_MAX_DIRS, f->dir_fds,
+				  role == SANDBOX_MAIN && f->ndirs > 0
+					  ? (unsigned)f->ndirs
+					  : 0);
 }
 
 int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,

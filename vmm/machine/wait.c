@@ -11,11 +11,20 @@ static void on_kick(int sig)
 	(void)sig;
 }
 
+static void (*exit_hook)(void);
+
+void vm_set_exit_hook(void (*fn)(void))
+{
+	exit_hook = fn;
+}
+
 static void on_second_interrupt(int sig)
 {
 	static const char msg[] = "minivmm: interrupted again, exiting at once\n";
 
 	(void)sig;
+	if (exit_hook)
+		exit_hook();
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* nothing more can be done */
 	}

@@ -101,26 +101,32 @@ void timeline_set_sampler(struct timeline *tl,
 void timeline_free(struct timeline *tl);
 
 /* ---- records.c: what the guest reported -------------------------------- */
-#define RECORDS_MAX_SWEEP_ROWS (1u << 20) /* a runaway guest cannot exhaust the host */
-#define RECORDS_MAX_PROGRESS   (1u << 20) /* frontier points, all vCPUs */
-#define RECORDS_MAX_ORDERS     4096	  /* order records: one per vCPU */
-
+/*
+ * Bounded by the ABI's guest limits (MVM_SWEEP_RECORDS_MAX, ...): past one,
+ * an add fails with -E2BIG and err names the limit; the run ends
+ * (guest-limit) and keeps what came before. Everything that reads the
+ * records afterwards is linear in what was kept.
+ */
 struct records;
 struct records *records_create(void);			       /* NULL: ENOMEM */
 void records_set_tsc_khz(struct records *r, uint32_t tsc_khz); /* the records' clock */
 /*
- * Keep a copy of a batch of n records (checked, and copied once out of
- * guest memory) with KVM's counters during it (nkvm values in kvmstats
- * order, or NULL). 0, or -E2BIG past RECORDS_MAX_SWEEP_ROWS, or -ENOMEM.
+ * Keep a copy of a batch of n records (already copied out of guest memory
+ * and checked) with KVM's counters during it (nkvm values in kvmstats
+ * order, or NULL). 0, or -E2BIG past a limit, or -ENOMEM, with err set.
  * Any thread; the caller serializes a batch's add with its printing.
  */
 int records_add_sweep(struct records *r, const struct mvm_rec_sweep *recs, uint32_t n,
-		      const uint64_t *kvm, unsigned nkvm);
+		      const uint64_t *kvm, unsigned nkvm, char *err, size_t errlen);
 /* The counters of record i's batch, if they are its own (see records.c); NULL if not. */
 const uint64_t *records_kvm(const struct records *r, size_t i, unsigned *nkvm);
-int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n);
-/* MVM_REC_PROGRESS or MVM_REC_ORDER records, kept: 0, -E2BIG, -ENOMEM. */
-int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n);
+/* Index + 1 of the last vCPU 0 or all-vCPU record before record i's batch (0: none). */
+size_t records_row_before(const struct records *r, size_t i);
+int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n,
+		      char *err, size_t errlen);
+/* MVM_REC_PROGRESS or MVM_REC_ORDER records, kept: 0, -E2BIG, -ENOMEM, with err set. */
+int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n,
+			 char *err, size_t errlen);
 const struct mvm_rec_progress *records_progress(const struct records *r, size_t *n);
 const struct mvm_rec_order *records_order(const struct records *r, size_t *n);
 const struct mvm_rec_sweep *records_sweep(const struct records *r, size_t *n);

@@ -8,6 +8,7 @@
 /* A batch of sweep records and KVM's counters during it (cumulative deltas, gauges' values). */
 struct batch {
 	size_t first, n;
+	size_t row_before; /* index + 1 of the last vCPU 0 or all-vCPU record before it; 0: none */
 	uint64_t *kvm; /* nkvm values, or NULL */
 };
 
@@ -27,12 +28,25 @@ struct row_index {
 struct rec_array {
 	void *v;
 	size_t n, cap, max, size;
+	const char *what, *limit; /* for the limit's message */
 };
 
-static int rec_array_add(struct rec_array *rs, const void *recs, uint32_t n)
+/* The message of a limit the guest went past (what: "sweep records (MVM_...)"): -E2BIG. */
+static int over(char *err, size_t errlen, const char *what, const char *limit, size_t max)
+{
+	snprintf(
+		err, errlen,
+		"guest limit: the guest sent more %s than the VMM keeps in a run (%s = %zu)",
+		what, limit, max);
+	return -E2BIG;
+}
+#define OVER(err, errlen, what, LIMIT) over(err, errlen, what, #LIMIT, LIMIT)
+
+static int rec_array_add(struct rec_array *rs, const void *recs, uint32_t n, char *err,
+			 size_t errlen)
 {
 	if (rs->n + n > rs->max)
-		return -E2BIG;
+		return over(err, errlen, rs->what, rs->limit, rs->max);
 	if (rs->n + n > rs->cap) {
 		size_t cap = rs->cap ? rs->cap : 64;
 		void *p;
@@ -57,10 +71,11 @@ struct records {
 	size_t nbatch, capbatch;
 	pthread_mutex_t lock;	     /* records arrive on any vCPU thread */
 	struct mvm_rec_touch *touch; /* --eager=touch: per vCPU, then MVM_VCPU_ALL */
-	size_t ntouch;
+	size_t ntouch, ntouch_batches;
 	struct mvm_rec_sweep *sweep; /* as the guest sent them (times in TSC cycles) */
 	uint32_t *batch_of;	     /* each sweep record's batch */
 	size_t nsweep, capsweep;
+	size_t last_row; /* index + 1 of the last vCPU 0 or all-vCPU record; 0: none */
 	struct row_index rows;
 	struct rec_array progress,
 		order; /* ABI 2: the touch frontier and the pass's order */
@@ -73,10 +88,14 @@ struct records *records_create(void)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
-	r->progress = (struct rec_array){ .max = RECORDS_MAX_PROGRESS,
-					  .size = sizeof(struct mvm_rec_progress) };
-	r->order = (struct rec_array){ .max = RECORDS_MAX_ORDERS,
-				       .size = sizeof(struct mvm_rec_order) };
+	r->progress = (struct rec_array){ .max = MVM_PROGRESS_RECORDS_MAX,
+					  .size = sizeof(struct mvm_rec_progress),
+					  .what = "progress records",
+					  .limit = "MVM_PROGRESS_RECORDS_MAX" };
+	r->order = (struct rec_array){ .max = MVM_ORDER_RECORDS_MAX,
+				       .size = sizeof(struct mvm_rec_order),
+				       .what = "order records",
+				       .limit = "MVM_ORDER_RECORDS_MAX" };
 	return r;
 }
 
@@ -197,7 +216,7 @@ static int add_batch(struct records *r, size_t first, uint32_t n, const uint64_t
 		r->capbatch = cap;
 	}
 	b = &r->batch[r->nbatch];
-	*b = (struct batch){ first, n, NULL };
+	*b = (struct batch){ first, n, r->last_row, NULL };
 	if (kvm && nkvm) {
 		b->kvm = malloc(nkvm * sizeof(*kvm));
 		if (!b->kvm)
@@ -232,46 +251,71 @@ static int reserve(struct records *r, size_t n)
 }
 
 int records_add_sweep(struct records *r, const struct mvm_rec_sweep *recs, uint32_t n,
-		      const uint64_t *kvm, unsigned nkvm)
+		      const uint64_t *kvm, unsigned nkvm, char *err, size_t errlen)
 {
 	int ret = 0;
 
 	if (!n)
-		return 0;
+		return 0; /* where counting starts: the caller sampled KVM's counters */
 	pthread_mutex_lock(&r->lock);
-	if (r->nsweep + n > RECORDS_MAX_SWEEP_ROWS) {
-		ret = -E2BIG;
+	if (r->nbatch >= MVM_SWEEP_BATCHES_MAX) {
+		ret = OVER(err, errlen, "sweep batches", MVM_SWEEP_BATCHES_MAX);
+		goto out;
+	}
+	if (r->nsweep + n > MVM_SWEEP_RECORDS_MAX) {
+		ret = OVER(err, errlen, "sweep records", MVM_SWEEP_RECORDS_MAX);
 		goto out;
 	}
 	ret = reserve(r, n);
 	ret = ret ?: add_batch(r, r->nsweep, n, kvm, nkvm);
 	if (ret)
 		goto out;
-	/* One copy out of guest memory: printing and JSON see what was checked here. */
 	memcpy(&r->sweep[r->nsweep], recs, n * sizeof(*recs));
 	for (uint32_t i = 0; i < n && !ret; i++) {
+		uint32_t v = r->sweep[r->nsweep].vcpu;
+
 		r->batch_of[r->nsweep] = (uint32_t)(r->nbatch - 1);
 		ret = rows_add(r, r->nsweep++);
+		if (v == 0 || v == MVM_VCPU_ALL)
+			r->last_row = r->nsweep;
 	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "no memory for %u more records", n);
 out:
 	pthread_mutex_unlock(&r->lock);
 	return ret;
 }
 
-/* The guest's --eager=touch pass: the last report wins. */
-int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n)
+size_t records_row_before(const struct records *r, size_t i)
 {
-	struct mvm_rec_touch *copy = malloc(n * sizeof(*copy));
+	return i < r->nsweep ? r->batch[r->batch_of[i]].row_before : r->last_row;
+}
 
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, recs, n * sizeof(*copy));
+/* The guest's --eager=touch pass: once a run (MVM_TOUCH_BATCHES_MAX). */
+int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n,
+		      char *err, size_t errlen)
+{
+	struct mvm_rec_touch *copy;
+	int ret = 0;
+
 	pthread_mutex_lock(&r->lock);
-	free(r->touch);
+	if (r->ntouch_batches >= MVM_TOUCH_BATCHES_MAX) {
+		ret = OVER(err, errlen, "touch batches", MVM_TOUCH_BATCHES_MAX);
+		goto out;
+	}
+	copy = malloc(n ? n * sizeof(*copy) : 1);
+	if (!copy) {
+		snprintf(err, errlen, "no memory for %u touch records", n);
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(copy, recs, n * sizeof(*copy));
 	r->touch = copy;
 	r->ntouch = n;
+	r->ntouch_batches++;
+out:
 	pthread_mutex_unlock(&r->lock);
-	return 0;
+	return ret;
 }
 
 /* Readers run after the vCPU threads were joined, or on the thread that added. */
@@ -303,16 +347,19 @@ const struct mvm_rec_touch *records_touch(const struct records *r, size_t *n)
 
 /*
  * ABI 2: the touch frontier and the order of a pass, kept as the guest sent
- * them (one copy out of guest memory), bounded. 0, -E2BIG past the bound,
- * -ENOMEM.
+ * them, bounded. 0, -E2BIG past the bound, -ENOMEM.
  */
-int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n)
+int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n,
+			 char *err, size_t errlen)
 {
 	int ret;
 
 	pthread_mutex_lock(&r->lock);
-	ret = rec_array_add(kind == MVM_REC_ORDER ? &r->order : &r->progress, recs, n);
+	ret = rec_array_add(kind == MVM_REC_ORDER ? &r->order : &r->progress, recs, n,
+			    err, errlen);
 	pthread_mutex_unlock(&r->lock);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "no memory for %u more records", n);
 	return ret;
 }
 

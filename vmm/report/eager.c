@@ -251,7 +251,7 @@ void eager_write_json(const struct run_view *v, struct json *j)
 			background_json(v, &x, j);
 		if (x.order == EAGER_ORDER_FILE) {
 			json_begin_object(j, "order_file");
-			json_string(j, "path", x.order_file);
+			json_bytes(j, "path", x.order_file);
 			json_u64(j, "pages", x.order_file_pages);
 			json_u64(j, "bytes", x.order_file_bytes);
 			json_u64(j, "populated_first_bytes", x.from_file_bytes);

@@ -8,10 +8,74 @@
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * The length of the well-formed UTF-8 sequence at p (1 to 4 bytes), or 0
+ * with *bad its maximal invalid part (at least 1 byte, never past a NUL):
+ * overlong forms, surrogates and code points past U+10FFFF are invalid.
+ */
+static size_t utf8_seq(const unsigned char *p, size_t *bad)
+{
+	unsigned c = p[0], lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else {
+		*bad = 1;
+		return 0;
+	}
+	if (c == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* past U+10FFFF */
+	for (size_t i = 1; i < n; i++) {
+		if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xbf)) {
+			*bad = i;
+			return 0;
+		}
+	}
+	return n;
+}
+
+int json_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, bad;
+
+	for (; *p; p += n)
+		if (!(n = utf8_seq(p, &bad)))
+			return 0;
+	return 1;
+}
+
+/* s as a JSON string: escapes, and U+FFFD for each maximal invalid part of its UTF-8. */
 static void escaped(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n, bad;
+
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (; *p; p += n) {
+		n = utf8_seq(p, &bad);
+		if (!n) {
+			fputs("\\ufffd", f);
+			n = bad;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(p, 1, n, f);
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -38,11 +102,17 @@ static void escaped(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A member's separator and indent: a new line at its depth, or (inside a flat object) a space. */
 static void member(struct json *j, const char *key)
 {
-	if (j->depth > 0 && j->count[j->depth - 1]++)
+	int later = j->depth > 0 && j->count[j->depth - 1]++;
+
+	if (later)
 		fputc(',', j->f);
-	if (j->depth > 0) {
+	if (j->flat && j->depth >= j->flat) {
+		if (later)
+			fputc(' ', j->f);
+	} else if (j->depth > 0) {
 		fputc('\n', j->f);
 		for (int i = 0; i < j->depth; i++)
 			fputs("  ", j->f);
@@ -65,7 +135,10 @@ static void open_(struct json *j, const char *key, char c)
 static void close_(struct json *j, char c)
 {
 	j->depth--;
-	if (j->depth < JSON_MAX_DEPTH && j->count[j->depth]) {
+	if (j->flat && j->depth >= j->flat - 1) {
+		if (j->depth == j->flat - 1)
+			j->flat = 0; /* the flat object itself ends */
+	} else if (j->depth < JSON_MAX_DEPTH && j->count[j->depth]) {
 		fputc('\n', j->f);
 		for (int i = 0; i < j->depth; i++)
 			fputs("  ", j->f);
@@ -78,6 +151,13 @@ static void close_(struct json *j, char c)
 void json_begin_object(struct json *j, const char *key)
 {
 	open_(j, key, '{');
+}
+
+void json_begin_flat_object(struct json *j, const char *key)
+{
+	open_(j, key, '{');
+	if (!j->flat)
+		j->flat = j->depth;
 }
 
 void json_end_object(struct json *j)
@@ -102,6 +182,46 @@ void json_string(struct json *j, const char *key, const char *s)
 		escaped(j->f, s);
 	else
 		fputs("null", j->f);
+}
+
+/* KEY_hex: the bytes of s in hex, for a string that is not UTF-8. */
+static void hex_twin(struct json *j, const char *key, const char *s)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s_hex", key ? key : "");
+	member(j, key ? name : NULL);
+	fputc('"', j->f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		fprintf(j->f, "%02x", *p);
+	fputc('"', j->f);
+}
+
+void json_bytes(struct json *j, const char *key, const char *s)
+{
+	json_string(j, key, s);
+	if (s && !json_utf8_valid(s))
+		hex_twin(j, key, s);
+}
+
+void json_bytes_array(struct json *j, const char *key, char *const *v, int n)
+{
+	char name[64];
+	int valid = 1;
+
+	json_begin_array(j, key);
+	for (int i = 0; i < n; i++) {
+		json_string(j, NULL, v[i]);
+		valid &= json_utf8_valid(v[i]);
+	}
+	json_end_array(j);
+	if (valid)
+		return;
+	snprintf(name, sizeof(name), "%s_hex", key);
+	json_begin_array(j, name);
+	for (int i = 0; i < n; i++)
+		hex_twin(j, NULL, v[i]);
+	json_end_array(j);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t v)

@@ -203,7 +203,7 @@ void paging_write_json(const struct run_view *v, struct json *j)
 	json_end_array(j);
 	if (cfg->record_touch_path) {
 		json_begin_object(j, "record_touch");
-		json_string(j, "path", cfg->record_touch_path);
+		json_bytes(j, "path", cfg->record_touch_path);
 		json_u64(j, "pages", pg->recorded);
 		if (pg->record_err)
 			json_string(j, "error", strerror(-pg->record_err));

@@ -13,7 +13,8 @@ static const char *order_name(uint32_t order)
  * "touch_order": one object per vCPU (MVM_REC_ORDER); "progress": every
  * point (MVM_REC_PROGRESS) as the guest sent it, its TSC on the run's clock
  * (ms since exec, converted as the guest's marks are; null without the TSC
- * anchor). Both arrays are empty for workloads that send none.
+ * anchor). Both arrays are empty for workloads that send none; one item a
+ * line.
  */
 void progress_write_json(const struct run_view *r, struct json *j)
 {
@@ -24,7 +25,7 @@ void progress_write_json(const struct run_view *r, struct json *j)
 
 	json_begin_array(j, "touch_order");
 	for (size_t i = 0; i < n; i++) {
-		json_begin_object(j, NULL);
+		json_begin_flat_object(j, NULL);
 		json_u64(j, "vcpu", o[i].vcpu);
 		json_string(j, "workload", sweep_workload_name(o[i].workload));
 		json_string(j, "order", order_name(o[i].order));
@@ -42,7 +43,7 @@ void progress_write_json(const struct run_view *r, struct json *j)
 	for (size_t i = 0; i < n; i++) {
 		double t = timeline_guest_time(r->tl, p[i].tsc);
 
-		json_begin_object(j, NULL);
+		json_begin_flat_object(j, NULL);
 		json_u64(j, "vcpu", p[i].vcpu);
 		json_u64(j, "iteration", p[i].iteration);
 		json_u64(j, "bytes", p[i].bytes_done);

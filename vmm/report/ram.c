@@ -77,8 +77,8 @@ void ram_write_json(const struct guest_ram *ram, const struct vm_config *cfg,
 						      : "default");
 	if (m) {
 		json_begin_object(j, "file");
-		json_string(j, "path", m->path);
-		json_string(j, "mount", m->mount);
+		json_bytes(j, "path", m->path);
+		json_bytes(j, "mount", m->mount);
 		json_string(j, "fs", m->fs ? m->fs : "");
 		json_u64(j, "fs_page_bytes", m->fs_page_bytes);
 		json_u64(j, "offset", m->offset);
@@ -93,7 +93,7 @@ void ram_write_json(const struct guest_ram *ram, const struct vm_config *cfg,
 	}
 	if (m && m->lease.leased) {
 		json_begin_object(j, "lease");
-		json_string(j, "reservoir", m->lease.dir);
+		json_bytes(j, "reservoir", m->lease.dir);
 		json_u64(j, "offset", m->offset);
 		json_u64(j, "bytes", cfg->mem_bytes);
 		json_i64(j, "keeper_pid", m->lease.keeper_pid);

@@ -18,14 +18,29 @@ struct json {
 	FILE *f;
 	int depth;
 	int count[JSON_MAX_DEPTH]; /* members written at each level */
+	int flat; /* depth inside the flat object being written (one line); 0: none */
 };
 
 /* key is NULL inside arrays and for the top-level value. */
 void json_begin_object(struct json *j, const char *key);
+/*
+ * An object on one line, whatever it holds (json_end_object ends it): for
+ * the items of the arrays a guest fills (records), a third of the bytes.
+ */
+void json_begin_flat_object(struct json *j, const char *key);
 void json_end_object(struct json *j);
 void json_begin_array(struct json *j, const char *key);
 void json_end_array(struct json *j);
+/* s as valid UTF-8: each maximal invalid part becomes U+FFFD. NULL: null. */
 void json_string(struct json *j, const char *key, const char *s);
+/*
+ * A string from outside (a path, an argument) whose bytes matter: as
+ * json_string, and when it is not UTF-8 also KEY_hex, its bytes in hex
+ * (json_bytes_array: KEY_hex, every item's).
+ */
+void json_bytes(struct json *j, const char *key, const char *s);
+void json_bytes_array(struct json *j, const char *key, char *const *v, int n);
+int json_utf8_valid(const char *s); /* 1 if s is well-formed UTF-8 */
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v); /* non-finite: null */
@@ -191,6 +206,7 @@ struct experiment_view {
 	const struct run_view *runs;   /* done */
 	const struct verdict *verdict; /* NULL when there is none */
 	const int *fds, *threads;      /* done + 1: the process's, around each run */
+	int status; /* the experiment's exit status (before the files) */
 };
 /* The results file (one run: its members at the top). 0 or -errno of the write. */
 int results_file_write(int fd, const struct experiment_view *x);

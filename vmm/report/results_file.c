@@ -42,7 +42,7 @@ static void touch_json(const struct run_view *r, struct json *j)
 	}
 }
 
-/* Every record; what the tables show is touch_s (OSv's timed region). */
+/* Every record, one a line; what the tables show is touch_s (OSv's timed region). */
 static void sweep_json(const struct run_view *r, struct json *j)
 {
 	size_t n;
@@ -54,7 +54,7 @@ static void sweep_json(const struct run_view *r, struct json *j)
 		unsigned nkvm = 0;
 		const uint64_t *kvm = records_kvm(r->rec, i, &nkvm);
 
-		json_begin_object(j, NULL);
+		json_begin_flat_object(j, NULL);
 		json_string(j, "workload", sweep_workload_name(s->workload));
 		json_u64(j, "iteration", s->iteration);
 		json_u64(j, "size_mib", s->size_mib);
@@ -96,6 +96,18 @@ static void unclaimed_json(struct json *j, const char *key, const struct io_bus 
 	json_end_object(j);
 }
 
+/* How a run (or the experiment it ended) ended: its status, its run_ends row, its message. */
+static void exit_json(struct json *j, const struct vm *vm, int status)
+{
+	json_begin_object(j, "exit");
+	json_u64(j, "status", (uint64_t)status);
+	json_string(j, "reason", vm_end_reason(vm));
+	if (vm_end(vm) == END_GUEST_EXIT || vm_end(vm) == END_GUEST_USAGE)
+		json_i64(j, "guest_status", vm_guest_status(vm));
+	json_string(j, "message", vm_end_message(vm));
+	json_end_object(j);
+}
+
 /* One run's members (config, platform, eager, sweep, timeline, summary, devices, exit). */
 static void run_members(const struct run_view *r, struct json *j)
 {
@@ -123,21 +135,18 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_string(j, "backing", ram_backing_name(ram, cfg));
 	json_u64(j, "backing_page_bytes", ram_backing_page_bytes(ram, cfg));
 	if (cfg->mem_path)
-		json_string(j, "mem_path", cfg->mem_path);
+		json_bytes(j, "mem_path", cfg->mem_path);
 	if (cfg->reservoir)
-		json_string(j, "reservoir", cfg->reservoir);
+		json_bytes(j, "reservoir", cfg->reservoir);
 	if (cfg->roofline_path)
-		json_string(j, "roofline", cfg->roofline_path);
+		json_bytes(j, "roofline", cfg->roofline_path);
 	json_string(j, "eager", eager_strategy_name(cfg->eager));
 	json_bool(j, "eager_background", cfg->eager_background);
 	if (cfg->eager_order)
 		json_string(j, "eager_order", cfg->eager_order);
 	json_string(j, "paging", paging_kind_name(cfg->paging));
-	json_string(j, "guest", cfg->guest_path);
-	json_begin_array(j, "guest_args");
-	for (int i = 0; i < cfg->guest_argc; i++)
-		json_string(j, NULL, cfg->guest_argv[i]);
-	json_end_array(j);
+	json_bytes(j, "guest", cfg->guest_path);
+	json_bytes_array(j, "guest_args", cfg->guest_argv, cfg->guest_argc);
 	if (cfg->timeout_s > 0)
 		json_double(j, "timeout_s", cfg->timeout_s);
 	json_end_object(j);
@@ -167,13 +176,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_u64(j, "console_dropped", console_counts(r->console).dropped);
 	json_end_object(j);
 
-	json_begin_object(j, "exit");
-	json_u64(j, "status", (uint64_t)vm_exit_status(vm));
-	json_string(j, "reason", vm_end_reason(vm));
-	if (vm_end(vm) == END_GUEST_EXIT || vm_end(vm) == END_GUEST_USAGE)
-		json_i64(j, "guest_status", vm_guest_status(vm));
-	json_string(j, "message", vm_end_message(vm));
-	json_end_object(j);
+	exit_json(j, vm, vm_exit_status(vm));
 }
 
 /* The environment record (env.c read it; a NULL env writes null). */
@@ -189,10 +192,7 @@ static void env_json(const struct env *e, struct json *j)
 	json_string(j, "minivmm_version", MINIVMM_VERSION);
 	json_string(j, "source_revision", MINIVMM_REVISION);
 	json_u64(j, "guest_abi", MVM_ABI_VERSION);
-	json_begin_array(j, "command_line");
-	for (int i = 0; i < e->argc; i++)
-		json_string(j, NULL, e->argv[i]);
-	json_end_array(j);
+	json_bytes_array(j, "command_line", e->argv, e->argc);
 	json_string(j, "start_time", e->start_time);
 	json_string(j, "hostname", e->hostname);
 	json_string(j, "kernel_release", e->kernel_release);
@@ -267,7 +267,7 @@ static void recording_json(const struct experiment_view *x, struct json *j)
 
 	json_begin_object(j, "recording");
 	json_u64(j, "index", 1);
-	json_string(j, "path", x->record_path);
+	json_bytes(j, "path", x->record_path);
 	if (x->done && !paging_facts(x->runs[0].paging, &pg)) {
 		json_u64(j, "pages", pg.recorded);
 		if (pg.record_err)
@@ -329,6 +329,20 @@ static void build(struct json *j, const void *arg)
 	if (x->verdict)
 		verdict_write_json(x->verdict, j);
 	resources_json(x, j);
+	/*
+	 * The experiment's ending: that of the run that ended it (it stops at
+	 * the first that fails: an interrupted or failed run), else of the last;
+	 * the status is the experiment's own.
+	 */
+	if (x->done) {
+		exit_json(j, x->runs[x->done - 1].vm, x->status);
+	} else {
+		json_begin_object(j, "exit");
+		json_u64(j, "status", (uint64_t)x->status);
+		json_string(j, "reason", run_end_row(END_RUNNING)->reason);
+		json_string(j, "message", "no run started");
+		json_end_object(j);
+	}
 	json_end_object(j);
 }
 

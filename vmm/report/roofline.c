@@ -33,7 +33,7 @@ void roofline_report(const struct mm_ceiling *c, double gib_per_s, FILE *f)
 void roofline_write_json(const struct mm_ceiling *c, double gib_per_s, struct json *j)
 {
 	json_begin_object(j, "roofline");
-	json_string(j, "file", c->source);
+	json_bytes(j, "file", c->source);
 	json_bool(j, "found", c->found);
 	if (c->found) {
 		json_string(j, "op", c->op);

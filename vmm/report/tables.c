@@ -33,25 +33,28 @@ void tables_sweep_batch(const struct records *res, size_t from, FILE *f)
 {
 	size_t n;
 	const struct mvm_rec_sweep *all = records_sweep(res, &n);
+	/* The row before each record: vCPU 0's or all's, whatever its batch (+ 1; 0: none). */
+	size_t prev = from < n ? records_row_before(res, from) : 0;
 	int parallel = 0;
 
 	for (size_t i = from; i < n; i++)
 		parallel |= all[i].vcpu == MVM_VCPU_ALL;
 	for (size_t i = from; i < n; i++) {
-		const struct mvm_rec_sweep *t = &all[i], *dm;
-		int flat = t->workload != MVM_WL_SWEEP, started = 0;
+		const struct mvm_rec_sweep *t = &all[i], *dm, *before;
+		int flat = t->workload != MVM_WL_SWEEP;
 		char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES],
 			g[FMT_BYTES], seed[3 * FMT_BYTES];
 
+		if (t->vcpu != 0 && t->vcpu != MVM_VCPU_ALL)
+			continue;
+		before = prev ? &all[prev - 1] : NULL;
+		prev = i + 1;
 		/* The table shows the all-vCPU record of a --parallel batch, else vCPU 0's. */
 		if (t->vcpu != (parallel ? MVM_VCPU_ALL : 0))
 			continue;
 		/* A table starts where the row before it (vCPU 0's or all's) is of another. */
-		for (size_t k = i; k-- > 0 && !started;)
-			if (all[k].vcpu == 0 || all[k].vcpu == MVM_VCPU_ALL)
-				started = 1 + (all[k].workload == t->workload &&
-					       all[k].iteration == t->iteration);
-		if (started != 2)
+		if (!before || before->workload != t->workload ||
+		    before->iteration != t->iteration)
 			header(t, from == 0, f);
 		if (flat) {
 			fprintf(f, "%4u  %-6s\n", t->size_mib,

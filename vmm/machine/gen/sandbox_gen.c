@@ -52,16 +52,18 @@ static int slot_used(enum sandbox_role role, unsigned slot)
 		return slot == SLOT_SPARE;
 	if (slot >= SLOT_STATS && slot < SLOT_STATS + SANDBOX_MAX_STATS)
 		return 1;
-	/* The sanitizers' runtime may write anywhere: their rule subsumes the output fds'. */
+	/* The sanitizers' runtime may write anywhere: their rule subsumes the output fds' writes. */
 	if (slot >= SLOT_OUT && slot < SLOT_OUT + SANDBOX_MAX_OUT)
 		return role == SANDBOX_MAIN && !SANDBOX_SANITIZER_RULES;
+	if (slot >= SLOT_DIR && slot < SLOT_DIR + SANDBOX_MAX_DIRS)
+		return role == SANDBOX_MAIN;
 	return role == SANDBOX_VCPU && slot == SLOT_VCPU;
 }
 
 /* libseccomp's program for role with every value a placeholder; *len instructions. */
 static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *len)
 {
-	int stats[SANDBOX_MAX_STATS], out[SANDBOX_MAX_OUT];
+	int stats[SANDBOX_MAX_STATS], out[SANDBOX_MAX_OUT], dirs[SANDBOX_MAX_DIRS];
 	struct sandbox_fds f = { .vcpu_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VCPU),
 				 .uffd_fd = (int)SANDBOX_PLACEHOLDER(SLOT_UFFD),
 				 .prefault_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SPARE),
@@ -69,7 +71,9 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 				 .stats_fds = stats,
 				 .nstats = SANDBOX_MAX_STATS,
 				 .out_fds = out,
-				 .nout = SANDBOX_MAX_OUT };
+				 .nout = SANDBOX_MAX_OUT,
+				 .dir_fds = dirs,
+				 .ndirs = SANDBOX_MAX_DIRS };
 	const char *name = role_names[role];
 	struct sock_filter *prog;
 	void *ctx;
@@ -80,6 +84,8 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 		stats[i] = (int)SANDBOX_PLACEHOLDER(SLOT_STATS + i);
 	for (unsigned i = 0; i < SANDBOX_MAX_OUT; i++)
 		out[i] = (int)SANDBOX_PLACEHOLDER(SLOT_OUT + i);
+	for (unsigned i = 0; i < SANDBOX_MAX_DIRS; i++)
+		dirs[i] = (int)SANDBOX_PLACEHOLDER(SLOT_DIR + i);
 	e = sandbox_rules(role, &f, (long)SANDBOX_PLACEHOLDER(SLOT_PID), &ctx);
 	if (e)
 		die(name, "the rules", -e);
