@@ -85,6 +85,13 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 			  const struct mm_file *file, char *err, size_t errlen);
 /* The whole of a small text file (/proc, /sys) into buf, NUL-terminated: 0, or -errno. */
 int mm_read_text(const char *path, char *buf, size_t len);
+/* A non-negative integer from a small file (nr_hugepages): the number, or -1. */
+long long mm_read_count(const char *path);
+/*
+ * A size as users type it: digits, then K, M, G or T (any case, optionally
+ * followed by B or iB) for powers of 1024. 0, or -EINVAL (overflow too).
+ */
+int mm_parse_size(const char *s, uint64_t *out);
 /* Field KEY ("MemTotal") in bytes from the text of /proc/meminfo; 0 when absent. */
 uint64_t mm_meminfo_bytes(const char *meminfo, const char *key);
 uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */

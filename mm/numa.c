@@ -111,18 +111,6 @@ uint64_t mm_node_meminfo_bytes(const char *text, const char *key)
 	return 0;
 }
 
-static long long read_count(const char *path)
-{
-	char buf[64];
-	char *end;
-	long long v;
-
-	if (mm_read_text(path, buf, sizeof(buf)))
-		return -1;
-	v = strtoll(buf, &end, 10);
-	return end == buf || v < 0 ? -1 : v;
-}
-
 /* nodeN/hugepages/hugepages-SIZE/WHAT_hugepages; -1 when absent. */
 static long long read_pool(const char *root, int id, const char *size, const char *what)
 {
@@ -130,7 +118,7 @@ static long long read_pool(const char *root, int id, const char *size, const cha
 
 	snprintf(path, sizeof(path), "%s/node%d/hugepages/hugepages-%s/%s_hugepages",
 		 root, id, size, what);
-	return read_count(path);
+	return mm_read_count(path);
 }
 
 static int read_node(const char *root, int id, struct mm_numa_node *nd, char *err,
@@ -180,7 +168,7 @@ int mm_numa_read(const char *root, struct mm_numa_host *h, char *err, size_t err
 	cpu_set_t online;
 	int r;
 
-	*h = (struct mm_numa_host){ .balancing = (int)read_count(
+	*h = (struct mm_numa_host){ .balancing = (int)mm_read_count(
 					    "/proc/sys/kernel/numa_balancing") };
 	snprintf(path, sizeof(path), "%s/online", root);
 	r = mm_read_text(path, text, sizeof(text));

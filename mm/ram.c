@@ -93,19 +93,6 @@ uint64_t mm_meminfo_available(const char *meminfo)
 	return mm_meminfo_bytes(meminfo, "MemAvailable");
 }
 
-int mm_read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return 0;
-}
-
 int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 			  const struct mm_file *file, char *err, size_t errlen)
 {

@@ -76,55 +76,12 @@ static int host_error(const char *fmt, ...)
 	return EXIT_HOST;
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		shift = 10;
-		break;
-	case 'M':
-		shift = 20;
-		break;
-	case 'G':
-		shift = 30;
-		break;
-	case 'T':
-		shift = 40;
-		break;
-	case '\0':
-		break;
-	default:
-		return -1;
-	}
-	end += shift != 0;
-	if (errno || *end || !v || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 static long long read_ll(const char *dir, const char *file)
 {
 	char path[256];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return mm_read_count(path);
 }
 
 static int write_ll(const char *dir, const char *file, long long v)
@@ -645,7 +602,7 @@ int main(int argc, char **argv)
 				return usage("--wait: a number of seconds");
 		} else if (!strcmp(cmd, "create") && !size &&
 			   isdigit((unsigned char)*a)) {
-			if (parse_size(a, &size))
+			if (mm_parse_size(a, &size) || !size)
 				return usage("SIZE: bytes, or with K/M/G/T");
 		} else {
 			fprintf(stderr, "%s: unexpected '%s'\n", prog, a);

@@ -78,8 +78,6 @@ struct config {
  * handled, or -EINVAL after printing a usage error to stderr.
  */
 int options_parse(int argc, char **argv, struct config *cfg);
-/* "64M", "1G", "4096": bytes with an optional binary K/M/G/T suffix. 0 or -EINVAL. */
-int parse_size(const char *s, uint64_t *out);
 void options_usage(FILE *f); /* the --help text, built from the tables */
 const char *options_default_guest(void);
 

@@ -10,47 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		shift = 10;
-		break;
-	case 'M':
-		shift = 20;
-		break;
-	case 'G':
-		shift = 30;
-		break;
-	case 'T':
-		shift = 40;
-		break;
-	case '\0':
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (shift) {
-		end++;
-		if (!strcmp(end, "iB") || !strcmp(end, "B"))
-			end += strlen(end);
-	}
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
 {
@@ -98,7 +57,7 @@ static int unsigned_arg(const char *arg, unsigned long max, unsigned long *out)
 
 static int set_mem(struct config *cfg, const char *arg)
 {
-	if (parse_size(arg, &cfg->vm.mem_bytes))
+	if (mm_parse_size(arg, &cfg->vm.mem_bytes))
 		return bad("--mem: '%s' is not a size (bytes, or with K/M/G/T)", arg);
 	/* "--mem 64": a number without a unit is bytes, which nobody means here. */
 	if (cfg->vm.mem_bytes < MVM_MIN_MEM_BYTES && cfg->vm.mem_bytes &&

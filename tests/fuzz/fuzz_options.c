@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    cfg.vm.mem_bytes % MVM_RAM_ALIGN_BYTES || !cfg.vm.backing)
 			abort();
 	}
-	if (parse_size(buf, &bytes) == 0 && buf[0] == '\0')
+	if (mm_parse_size(buf, &bytes) == 0 && buf[0] == '\0')
 		abort();
 	free(buf);
 	return 0;

@@ -9,26 +9,26 @@ void test_parse_size(void)
 {
 	uint64_t v = 0;
 
-	CHECK(parse_size("4096", &v) == 0 && v == 4096);
-	CHECK(parse_size("64M", &v) == 0 && v == 64ULL << 20);
-	CHECK(parse_size("64m", &v) == 0 && v == 64ULL << 20);
-	CHECK(parse_size("1G", &v) == 0 && v == 1ULL << 30);
-	CHECK(parse_size("16GiB", &v) == 0 && v == 16ULL << 30);
-	CHECK(parse_size("2T", &v) == 0 && v == 2ULL << 40);
-	CHECK(parse_size("8KB", &v) == 0 && v == 8192);
-	CHECK(parse_size("0", &v) == 0 && v == 0);
-	CHECK(parse_size("", &v) == -EINVAL);
-	CHECK(parse_size(NULL, &v) == -EINVAL);
-	CHECK(parse_size("G", &v) == -EINVAL);
-	CHECK(parse_size("-1G", &v) == -EINVAL);
-	CHECK(parse_size(" 1G", &v) == -EINVAL);
-	CHECK(parse_size("1.5G", &v) == -EINVAL);
-	CHECK(parse_size("1X", &v) == -EINVAL);
-	CHECK(parse_size("1GG", &v) == -EINVAL);
-	CHECK(parse_size("1Gi", &v) == -EINVAL);
-	CHECK(parse_size("99999999999999999999", &v) == -EINVAL);
-	CHECK(parse_size("17179869184T", &v) == -EINVAL); /* 2^34 T overflows */
-	CHECK(parse_size("16777215T", &v) == 0 && v == 16777215ULL << 40);
+	CHECK(mm_parse_size("4096", &v) == 0 && v == 4096);
+	CHECK(mm_parse_size("64M", &v) == 0 && v == 64ULL << 20);
+	CHECK(mm_parse_size("64m", &v) == 0 && v == 64ULL << 20);
+	CHECK(mm_parse_size("1G", &v) == 0 && v == 1ULL << 30);
+	CHECK(mm_parse_size("16GiB", &v) == 0 && v == 16ULL << 30);
+	CHECK(mm_parse_size("2T", &v) == 0 && v == 2ULL << 40);
+	CHECK(mm_parse_size("8KB", &v) == 0 && v == 8192);
+	CHECK(mm_parse_size("0", &v) == 0 && v == 0);
+	CHECK(mm_parse_size("", &v) == -EINVAL);
+	CHECK(mm_parse_size(NULL, &v) == -EINVAL);
+	CHECK(mm_parse_size("G", &v) == -EINVAL);
+	CHECK(mm_parse_size("-1G", &v) == -EINVAL);
+	CHECK(mm_parse_size(" 1G", &v) == -EINVAL);
+	CHECK(mm_parse_size("1.5G", &v) == -EINVAL);
+	CHECK(mm_parse_size("1X", &v) == -EINVAL);
+	CHECK(mm_parse_size("1GG", &v) == -EINVAL);
+	CHECK(mm_parse_size("1Gi", &v) == -EINVAL);
+	CHECK(mm_parse_size("99999999999999999999", &v) == -EINVAL);
+	CHECK(mm_parse_size("17179869184T", &v) == -EINVAL); /* 2^34 T overflows */
+	CHECK(mm_parse_size("16777215T", &v) == 0 && v == 16777215ULL << 40);
 }
 
 static int parse(struct config *cfg, const char *const *args)
