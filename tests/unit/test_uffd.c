@@ -92,6 +92,8 @@ static int read_text(const char *text, uint64_t ram_bytes, struct touch_order *o
 
 #define HDR \
 	"minivmm-touch-order 1 ram_bytes=8388608 page_bytes=4096 pages=3 clock=ns_since_exec"
+#define LONG32 "                                "
+#define LONG   LONG32 LONG32 LONG32 LONG32 LONG32 LONG32 LONG32 LONG32 /* 256 */
 
 void test_touch_order(void)
 {
@@ -149,6 +151,13 @@ void test_touch_order(void)
 		  "not a page of guest RAM" },
 		{ HDR "\n0x1000 1\n4096 2\n0x3000 3\nend 3\n", "is not 'GPA TIME'" },
 		{ HDR "\n0x1000 1\n0x2000\n0x3000 3\nend 3\n", "is not 'GPA TIME'" },
+		{ HDR "\n0x1000 1\n0x10000000000000000 2\n0x3000 3\nend 3\n",
+		  "is not 'GPA TIME'" }, /* 17 hex digits: overflows */
+		{ HDR "\n0x1000 1\n0x2000 99999999999999999999\n0x3000 3\nend 3\n",
+		  "is not 'GPA TIME'" },
+		{ HDR "\n0x1000 1\n0x2000 2 \n0x3000 3\nend 3\n", "is not 'GPA TIME'" },
+		{ HDR "\n0x1000 1\n0x2000 2" LONG "\n0x3000 3\nend 3\n",
+		  "truncated: 1 of the 3" }, /* a line longer than any the writer makes */
 		{ "minivmm-touch-order 1 ram_bytes=8388608 page_bytes=4096 pages=9999\n",
 		  "more than the 2048 pages" },
 	};
