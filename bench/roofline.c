@@ -473,6 +473,8 @@ int main(int argc, char **argv)
 				measure(out, &kinds[k], OP_MAP, threads[t], map_size,
 					runs, grow);
 		}
+		/* Before the next backing: a 16000 MiB pool held on would leave it no room. */
+		give_back();
 	}
 	if (out != stdout && fclose(out)) {
 		perror("roofline: writing");
