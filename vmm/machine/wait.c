@@ -79,9 +79,33 @@ static void interrupted(struct vm *vm, int sig)
 		  sigabbrev_np(sig));
 }
 
+/*
+ * The run ended STOP_GRACE_S ago and a thread has still not stopped: a bug
+ * (a thread that misses its stop flag) or a host that does not return from a
+ * call. Waiting longer would hang the process; say so and exit, as a second
+ * interrupt does (the results of this run cannot be gathered).
+ */
+#define STOP_GRACE_S 10.0
+
+static void stuck(void)
+{
+	static const char msg[] =
+		"minivmm: a thread did not stop within 10 s of the run's end "
+		"(a minivmm bug: please report it); exiting without the "
+		"results of this run\n";
+
+	if (exit_hook)
+		exit_hook();
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more can be done */
+	}
+	_exit(EXIT_HOST);
+}
+
 void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
 		  double tick_s, double deadline, double timeout_s)
 {
+	double stopped_at = 0;
 	sigset_t set;
 
 	wait_set(&set);
@@ -89,6 +113,13 @@ void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void
 		double wait = tick ? tick_s : 1.0;
 		struct timespec ts;
 		int sig;
+
+		if (vm_stopping(vm)) {
+			if (!stopped_at)
+				stopped_at = now_s();
+			else if (now_s() - stopped_at > STOP_GRACE_S)
+				stuck();
+		}
 
 		if (deadline && !vm_stopping(vm)) {
 			double left = deadline - now_s();
