@@ -155,10 +155,10 @@ static int check_rec_order(const struct mvm_rec_order *r, uint32_t n, unsigned n
 			return violation(err, errlen,
 					 "order record %u: unknown workload %u", i,
 					 r[i].workload);
-		if (r[i].order < MVM_ORDER_SEQUENTIAL || r[i].order > MVM_ORDER_STRIDE)
+		if (r[i].order < MVM_ORDER_SEQUENTIAL || r[i].order > MVM_ORDER_BLOCKS)
 			return violation(
 				err, errlen,
-				"order record %u: unknown order %u (1 sequential, 2 random, 3 stride)",
+				"order record %u: unknown order %u (1 sequential, 2 random, 3 stride, 4 blocks)",
 				i, r[i].order);
 		if (r[i].start_gpa > r[i].end_gpa)
 			return violation(

@@ -15,11 +15,12 @@ static const struct workload workloads[] = {
 	  "      (default: a power of two giving at most 256 points per vCPU; 0: none)",
 	  NULL, flat_main },
 	{ "perm",
-	  "perm [--mib N] [--iterations N] [--seed S] [--stride PAGES] [--parallel]\n"
-	  "     [--progress-mib N]\n"
+	  "perm [--mib N] [--iterations N] [--seed S] [--stride PAGES | --blocks PAGES]\n"
+	  "     [--parallel] [--progress-mib N]\n"
 	  "      every page of free RAM (or --mib N per vCPU) once per pass, in a random\n"
-	  "      order fixed by --seed (default 1) or strided (--stride); 2 passes by\n"
-	  "      default, the first cold, then warm; pass 1's touch frontier as flat's",
+	  "      order fixed by --seed (default 1), strided (--stride), or blocks of\n"
+	  "      PAGES pages in a random order, each first to last (--blocks); 2 passes\n"
+	  "      by default, the first cold, then warm; pass 1's touch frontier as flat's",
 	  NULL, perm_main },
 	{ "hello",
 	  "hello\n      what the guest learned at boot: RAM, vCPUs, TSC, its arguments",

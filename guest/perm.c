@@ -1,19 +1,20 @@
-/* perm: every page of a direct-mapped region once per pass, in a seeded random or strided order. */
+/* perm: every page of a direct-mapped region once per pass, in a seeded random, strided or block order. */
 #include "guest.h"
 
 #define MIB	     (1UL << 20)
 #define PAGE	     4096UL
 #define OPT_MAX	     (1UL << 30)
 #define SEED_DEFAULT 1
-#define USAGE                                                                       \
-	"perm [--mib N] [--iterations N] [--seed S] [--stride PAGES] [--parallel] " \
-	"[--progress-mib N]"
+#define USAGE                                                                           \
+	"perm [--mib N] [--iterations N] [--seed S] [--stride PAGES | --blocks PAGES] " \
+	"[--parallel] [--progress-mib N]"
 
 struct opts {
 	uint64_t mib; /* per vCPU; 0: all the free memory there is */
 	uint64_t iterations;
 	uint64_t seed;
 	uint64_t stride; /* pages; 0: the random order */
+	uint64_t blocks; /* pages a block, blocks in the random order; 0: none */
 	uint64_t progress_mib;
 	int parallel;
 };
@@ -133,6 +134,33 @@ static struct pass pass_stride(volatile char *base, uint64_t pages, uint64_t str
 	return r;
 }
 
+/* Blocks of `block` pages in p's order (p permutes the blocks), each block first page to last. */
+static struct pass pass_blocks(volatile char *base, uint64_t pages, uint64_t block,
+			       const struct perm *p, char v, struct frontier *f,
+			       uint64_t every)
+{
+	uint64_t nblocks = (pages + block - 1) / block, next = every;
+	struct pass r = { 0, 0, 0 };
+
+	for (uint64_t i = 0; i <= p->mask; i++) {
+		uint64_t b = perm_at(p, i);
+
+		if (b >= nblocks)
+			continue;
+		for (uint64_t j = b * block; j < (b + 1) * block && j < pages; j++) {
+			base[j * PAGE] = v;
+			r.index_sum += j;
+			r.last = j;
+			if (++r.pages == next) {
+				frontier_mark(f, r.pages * PAGE,
+					      (uintptr_t)(base + j * PAGE));
+				next += every;
+			}
+		}
+	}
+	return r;
+}
+
 /*
  * vCPU 0: options, memory, the order records. The progress points' room is
  * taken first (its bound: the slice can only shrink), the region from what
@@ -145,6 +173,7 @@ static int setup(const struct ctx *c)
 		{ "--iterations", &run.o.iterations, 1, OPT_MAX, NULL },
 		{ "--seed", &run.o.seed, 0, ~0ULL, NULL },
 		{ "--stride", &run.o.stride, 1, OPT_MAX, NULL },
+		{ "--blocks", &run.o.blocks, 1, OPT_MAX, NULL },
 		{ "--progress-mib", &run.o.progress_mib, 0, OPT_MAX, NULL },
 		{ "--parallel", NULL, 0, 0, &run.o.parallel },
 		{ NULL, NULL, 0, 0, NULL },
@@ -153,9 +182,14 @@ static int setup(const struct ctx *c)
 	uint64_t bound, room, have, need;
 	struct mvm_rec_progress *buf = NULL;
 
-	run.o = (struct opts){ 0, 2, SEED_DEFAULT, 0, PROGRESS_AUTO, 0 };
+	run.o = (struct opts){ 0, 2, SEED_DEFAULT, 0, 0, PROGRESS_AUTO, 0 };
 	if (parse_opts(c, opts, USAGE))
 		return -1;
+	if (run.o.stride && run.o.blocks) {
+		printf("guest: %s: --stride and --blocks are two orders: give one\nusage: %s\n",
+		       c->argv[0], USAGE);
+		return -1;
+	}
 	run.n = run.o.parallel ? c->info->vcpus : 1;
 	bound = run.o.mib ? run.o.mib * MIB : c->info->free_bytes / run.n;
 	room = run.o.progress_mib == PROGRESS_AUTO
@@ -198,9 +232,11 @@ static int setup(const struct ctx *c)
 		run.order[v] = (struct mvm_rec_order){
 			.vcpu = v,
 			.workload = MVM_WL_PERM,
-			.order = run.o.stride ? MVM_ORDER_STRIDE : MVM_ORDER_RANDOM,
+			.order = run.o.stride	? MVM_ORDER_STRIDE
+				 : run.o.blocks ? MVM_ORDER_BLOCKS
+						: MVM_ORDER_RANDOM,
 			.seed = run.o.stride ? 0 : run.o.seed,
-			.stride_pages = run.o.stride,
+			.stride_pages = run.o.stride ? run.o.stride : run.o.blocks,
 			.start_gpa = gpa,
 			.end_gpa = gpa + run.pages * PAGE,
 			.pages = run.pages,
@@ -213,6 +249,9 @@ static int setup(const struct ctx *c)
 	if (run.o.stride)
 		printf("strided order (--stride %lu: pages 0, %lu, %lu ..., then 1, %lu ...)",
 		       run.o.stride, run.o.stride, 2 * run.o.stride, 1 + run.o.stride);
+	else if (run.o.blocks)
+		printf("blocks of %lu pages in a random order (seed %lu), each first page to last",
+		       run.o.blocks, run.o.seed);
 	else
 		printf("random order (seed %lu)", run.o.seed);
 	printf(", direct-mapped (no guest faults), touch timed\n");
@@ -254,7 +293,10 @@ int perm_main(const struct ctx *c)
 	if (c->cpu >= run.n)
 		return 0;
 	base = run.region + c->cpu * run.pages * PAGE;
-	perm_init(&p, run.pages, run.o.seed);
+	perm_init(&p,
+		  run.o.blocks ? (run.pages + run.o.blocks - 1) / run.o.blocks
+			       : run.pages,
+		  run.o.seed);
 	if (c->cpu == 0)
 		send_records(MVM_REC_SWEEP, run.recs, 0); /* counting starts */
 	for (uint64_t it = 1; it <= run.o.iterations; it++) {
@@ -274,7 +316,9 @@ int perm_main(const struct ctx *c)
 		t0 = rdtsc();
 		done = run.o.stride
 			       ? pass_stride(base, run.pages, run.o.stride, v, f, every)
-			       : pass_random(base, run.pages, &p, v, f, every);
+		       : run.o.blocks ? pass_blocks(base, run.pages, run.o.blocks, &p, v,
+						    f, every)
+				      : pass_random(base, run.pages, &p, v, f, every);
 		t1 = rdtsc();
 		if (f && f->pt[f->n - 1].bytes_done != run.pages * PAGE)
 			frontier_mark(f, done.pages * PAGE,

@@ -62,7 +62,7 @@
 #include <stdint.h>
 #endif
 
-#define MVM_ABI_VERSION 3
+#define MVM_ABI_VERSION 4
 
 #define MVM_IMAGE_MAGIC	     "MINIVMM"
 #define MVM_LOAD_GPA	     0x100000ULL
@@ -327,6 +327,8 @@ enum mvm_order {
 	MVM_ORDER_SEQUENTIAL = 1, /* first page to last */
 	MVM_ORDER_RANDOM = 2,	  /* a permutation of the pages fixed by the seed */
 	MVM_ORDER_STRIDE = 3,	  /* pages 0, s, 2s, ..., then 1, 1 + s, ...: each once */
+	MVM_ORDER_BLOCKS = 4,	  /* blocks of s pages in a permutation fixed by the seed,
+				     each block's pages first to last */
 };
 
 /*
@@ -338,8 +340,8 @@ struct mvm_rec_order {
 	uint32_t workload; /* enum mvm_workload */
 	uint32_t order;	   /* enum mvm_order */
 	uint32_t pad;
-	uint64_t seed;		     /* MVM_ORDER_RANDOM: the permutation's; else 0 */
-	uint64_t stride_pages;	     /* MVM_ORDER_STRIDE: s; SEQUENTIAL: 1; RANDOM: 0 */
+	uint64_t seed;		     /* RANDOM, BLOCKS: the permutation's; else 0 */
+	uint64_t stride_pages;	     /* STRIDE, BLOCKS: s; SEQUENTIAL: 1; RANDOM: 0 */
 	uint64_t start_gpa, end_gpa; /* the pages the pass writes: [start_gpa, end_gpa) */
 	uint64_t pages;		     /* written per pass: (end_gpa - start_gpa) / 4 KiB */
 	uint64_t progress_bytes;     /* stride of the progress points; 0: none taken */

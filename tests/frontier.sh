@@ -97,6 +97,16 @@ expect perm-stride 0 '' 'strided order \(--stride 5: pages 0, 5, 10' -- \
 jq_true perm-stride-order "$OUT/perm-stride.json" \
 	"($pfns_ok) and ($progress_ok) and .touch_order[0].order == \"stride\" and .touch_order[0].stride_pages == 5 and .touch_order[0].pages == 2048 and .progress[1].bytes == 1048576 and .progress[1].last_gpa == .touch_order[0].gpa + 255 * 5 * 4096"
 
+# --blocks 512 over 16 MiB: eight 2 MiB blocks in the seed's order, each first
+# page to last; the points every MiB end a block's first half or the block.
+expect perm-blocks 0 '' 'blocks of 512 pages in a random order \(seed 1\), each first page to last' -- \
+	$MINIVMM --mem 64M -o "$OUT/perm-blocks.json" $GUEST -- perm --mib 16 --blocks 512 --iterations 1 --progress-mib 1
+jq_true perm-blocks-order "$OUT/perm-blocks.json" \
+	"($pfns_ok) and ($progress_ok) and .touch_order[0] as \$o | \$o.order == \"blocks\" and \$o.stride_pages == 512 and \$o.seed == 1 and \$o.pages == 4096
+	 and ([.progress[1:][] | (.last_gpa - \$o.gpa) % 2097152] | unique) == [1044480, 2093056]
+	 and ([.progress[1:][] | select(.bytes % 2097152 == 0) | (.last_gpa - \$o.gpa) / 2097152 | floor]) as \$b
+	 | (\$b | sort) == [0, 1, 2, 3, 4, 5, 6, 7] and \$b != (\$b | sort)"
+
 # --parallel: each vCPU its slice, its records, its frontier.
 expect perm-2vcpus 0 '' 'perm: --parallel: 2 vCPUs at once' -- \
 	$MINIVMM --mem 64M --vcpus 2 -o "$OUT/perm-2vcpus.json" $GUEST -- perm --mib 8 --parallel
@@ -107,9 +117,11 @@ jq_true perm-2vcpus-slices "$OUT/perm-2vcpus.json" \
 expect perm-too-big 2 'status 2' 'perm --mib 100 needs 100 MiB of free guest memory.*--mem [0-9]+M or more' -- \
 	$MINIVMM --mem 64M $GUEST -- perm --mib 100
 expect perm-bad-stride 2 'status 2' "--stride needs a number from 1 to" -- $MINIVMM --mem 64M $GUEST -- perm --stride 0
+expect perm-stride-and-blocks 2 'status 2' "--stride and --blocks are two orders: give one" -- \
+	$MINIVMM --mem 64M $GUEST -- perm --stride 2 --blocks 512
 expect perm-seed-overflow 2 'status 2' "--seed needs a number from 0 to 18446744073709551615, not '18446744073709551616'" -- \
 	$MINIVMM --mem 64M $GUEST -- perm --seed 18446744073709551616
 expect perm-too-many-points 2 'status 2' 'more than 65536 points per vCPU' -- \
 	$MINIVMM --mem 64M $GUEST -- perm --mib 65536 --progress-mib 1
-expect help-lists-perm 0 '' '^  perm \[--mib N\] \[--iterations N\] \[--seed S\] \[--stride PAGES\]' -- \
+expect help-lists-perm 0 '' '^  perm \[--mib N\] \[--iterations N\] \[--seed S\] \[--stride PAGES \| --blocks PAGES\]' -- \
 	$MINIVMM --mem 16M $GUEST -- help

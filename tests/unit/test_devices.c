@@ -114,9 +114,11 @@ static void records_contents(void)
 	      -EINVAL);
 
 	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == 0);
-	o.order = 4;
+	o.order = MVM_ORDER_BLOCKS;
+	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == 0);
+	o.order = MVM_ORDER_BLOCKS + 1;
 	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == -EINVAL);
-	CHECK_STR_CONTAINS(err, "unknown order 4");
+	CHECK_STR_CONTAINS(err, "unknown order 5");
 	o.order = MVM_ORDER_STRIDE;
 	o.workload = 0;
 	CHECK(decode_recs(MVM_REC_ORDER, &o, 1, sizeof(o), 0x2000, &c, err) == -EINVAL);

@@ -6,6 +6,7 @@ static const char *order_name(uint32_t order)
 	return order == MVM_ORDER_SEQUENTIAL ? "sequential"
 	       : order == MVM_ORDER_RANDOM   ? "random"
 	       : order == MVM_ORDER_STRIDE   ? "stride"
+	       : order == MVM_ORDER_BLOCKS   ? "blocks"
 					     : "unknown";
 }
 
