@@ -38,6 +38,17 @@ jq_true uffd-demand-json "$OUT/uffd-demand.json" \
 	 and .paging.resolve_ioctl == "UFFDIO_COPY" and .paging.threads == 1 and .paging.started
 	 and .paging.resident_at_start_bytes > 0 and .paging.delay_us == 0'
 sums_agree uffd-demand "$OUT/uffd-demand.json"
+# The printed histogram: one row per octave, its counts those of the file's, all faults.
+hist_rows=$(awk '/^paging: latency of each fault/ { on = 1; getline; next }
+	on && /^  \[/ { n++; split($0, a, ")"); split(a[2], c, " "); sum += c[1] }
+	on && !/^  \[/ { on = 0 }
+	END { print n + 0, sum + 0 }' "$OUT/uffd-demand.out")
+want=$(jq -r '"\(.paging.histogram.buckets | length) \(.paging.faults)"' "$OUT/uffd-demand.json")
+if [ "${hist_rows%% *}" -ge "${want%% *}" ] && [ "${hist_rows#* }" = "${want#* }" ]; then
+	pass uffd-demand-histogram-printed
+else
+	fail uffd-demand-histogram-printed "rows and sum printed: $hist_rows; octaves and faults in the file: $want"
+fi
 first_pass_faults uffd-demand "$OUT/uffd-demand.json"
 # KVM's own count of the first pass's faults agrees (every page one fault, both ways).
 jq_true uffd-demand-beside-kvm "$OUT/uffd-demand.json" \

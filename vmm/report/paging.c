@@ -17,6 +17,50 @@ static double fault_span_s(const struct uffd_stats *s)
 		       : 0;
 }
 
+/* The histogram in whole octaves [2^k, 2^(k+1)) ns (octave 0: [0, 2)). */
+static void octaves(const struct lat_hist *h, uint64_t octave[64])
+{
+	memset(octave, 0, 64 * sizeof(*octave));
+	for (unsigned i = 0; i < LAT_BUCKETS; i++) {
+		uint64_t lo = lat_bucket_lo(i);
+
+		octave[lo ? 63 - __builtin_clzll(lo) : 0] += h->b[i];
+	}
+}
+
+#define BAR_WIDTH 40
+
+/* The octaves from the first non-empty one to the last, a bar each. */
+static void histogram_print(const struct lat_hist *h, FILE *f)
+{
+	uint64_t octave[64], total = 0, most = 0;
+	int first = -1, last = -1;
+
+	octaves(h, octave);
+	for (int k = 0; k < 64; k++) {
+		total += octave[k];
+		most = octave[k] > most ? octave[k] : most;
+		if (octave[k]) {
+			first = first < 0 ? k : first;
+			last = k;
+		}
+	}
+	if (!total)
+		return;
+	fprintf(f,
+		"paging: latency of each fault, event read to page installed (octaves):\n");
+	fprintf(f, "%21s %10s %7s\n", "us", "faults", "share");
+	for (int k = first; k <= last; k++) {
+		double lo = k ? us(1ULL << k) : 0, hi = us(2ULL << k);
+		int bar = (int)((octave[k] * BAR_WIDTH + most - 1) / most);
+
+		fprintf(f, "  [%8.3g, %8.3g) %10llu %6.2f%% %.*s\n", lo, hi,
+			(unsigned long long)octave[k],
+			100.0 * (double)octave[k] / (double)total, bar,
+			"########################################");
+	}
+}
+
 void paging_report(const struct run_view *v, FILE *f)
 {
 	const struct vm_config *cfg = v->cfg;
@@ -52,6 +96,7 @@ void paging_report(const struct run_view *v, FILE *f)
 			span > 0 ? (double)s->faults / span : 0,
 			fmt_value(e, span * MSEC_PER_SEC, 1));
 	fprintf(f, "\n");
+	histogram_print(h, f);
 	if (cfg->record_touch_path)
 		fprintf(f, "paging: %s: %s %zu pages in first-touch order\n",
 			cfg->record_touch_path,
@@ -74,13 +119,9 @@ static void latency_json(struct json *j, const char *key, const struct lat_hist 
 /* The histogram in whole octaves [2^k, 2^(k+1)) ns, non-empty buckets only. */
 static void histogram_json(struct json *j, const struct lat_hist *h)
 {
-	uint64_t octave[64] = { 0 };
+	uint64_t octave[64];
 
-	for (unsigned i = 0; i < LAT_BUCKETS; i++) {
-		uint64_t lo = lat_bucket_lo(i);
-
-		octave[lo ? 63 - __builtin_clzll(lo) : 0] += h->b[i];
-	}
+	octaves(h, octave);
 	json_begin_object(j, "histogram");
 	json_string(j, "unit", "ns");
 	json_string(j, "buckets_are", "[lo, hi): powers of two");
