@@ -149,6 +149,23 @@ def _auto_prefault(d):
             and bool(pt) and member(pt[0], "prefault_bytes") == cfg(d, "mem_bytes"))
 
 
+def _uffd_first_pass(d):
+    """The first pass's userfaultfd faults: (faults, KVM's pf_taken) of that phase, or (None, None)."""
+    for ph in member(d.get("paging"), "per_phase") or []:
+        if isinstance(ph, dict) and ph.get("phase") == "first_useful_work":
+            return ph.get("faults"), ph.get("kvm_pf_taken")
+    return None, None
+
+
+def _uffd_demand(d):
+    p = d.get("paging") if isinstance(d.get("paging"), dict) else {}
+    faults, pf = _uffd_first_pass(d)
+    n = pages(d)
+    return (first_ran(d) and p.get("mode") == "uffd" and p.get("uffd_mode") == "missing"
+            and p.get("resolve_ioctl") == "UFFDIO_COPY" and ge(faults, n) and le(faults, n * 1.1 + 64)
+            and ge(pf, faults * 0.9 if isinstance(faults, (int, float)) else None))
+
+
 def _backing_4k(d):
     return cfg(d, "backing") == "anon" and cfg(d, "backing_page_bytes") == 4096
 
@@ -345,6 +362,9 @@ def checks(vendor):
         ("lazy-first-pass-faults-every-page", "lazy", "first pass pf_taken >= pages",
          lambda d: first_ran(d) and ge(fget(d, "pf_taken"), pages(d))),
         ("lazy-warm-pass-no-faults", "lazy", "warm pass pf_taken <= pages / 100", _lazy_warm),
+        ("uffd-demand-every-page", "uffd",
+         "uffd missing + UFFDIO_COPY: first pass faults pages..1.1 x pages, KVM's pf_taken >= 0.9 x faults",
+         _uffd_demand),
         ("populate-resident", "populate", "eager made all of RAM resident", _resident_all),
         ("populate-still-faults", "populate", "first pass pf_taken >= pages",
          lambda d: first_ran(d) and ge(fget(d, "pf_taken"), pages(d))),
@@ -397,7 +417,7 @@ NUMA_CASES = ("numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind"
 
 
 # Exit statuses and what minivmm said: (case, status, stderr regular expression).
-EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "populate", "prefault", "thp", "thp-prefault", "sweep",
+EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "uffd", "populate", "prefault", "thp", "thp-prefault", "sweep",
                                  "smp", "demand-1k", "demand-2k", "sweep-thp", "raw-touch", "numa-auto-one-vcpu",
                                  "numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind",
                                  "numa-touch", "bg-auto", "bg-prefault", "bg-prefault-frontier")] + [
@@ -420,7 +440,8 @@ OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "aut
 
 # The order of the verdicts after the exit statuses and the console lines.
 JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
-              "lazy-first-pass-faults-every-page", "lazy-warm-pass-no-faults", "populate-resident",
+              "lazy-first-pass-faults-every-page", "lazy-warm-pass-no-faults", "uffd-demand-every-page",
+              "populate-resident",
               "populate-still-faults", "prefault-first-pass-no-faults", "prefault-maps-all-memory", "prefault-resident",
               "thp-faults-in-2m-units", "thp-prefault-no-faults", "thp-prefault-maps-2m", "sweep-records",
               "smp-prefault-per-vcpu", "firmware-runs-natively", "hypercalls-are-io-exits",
@@ -431,7 +452,7 @@ JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "l
               "bg-prefault-faults-below-lazy", "bg-prefault-frontier-spare-vcpu",
               "bg-prefault-frontier-faults-below-lazy"]
 
-FLAT_CASES = ("lazy", "populate", "prefault", "thp", "thp-prefault")
+FLAT_CASES = ("lazy", "uffd", "populate", "prefault", "thp", "thp-prefault")
 PER_FAULT_COUNTERS = ("pf_taken", "exits", "insn_emulation", "mmu_pte_write")
 
 

@@ -101,6 +101,9 @@ CASES = {
                            threads=[{"vcpu": 0, "gpa": 0}, {"vcpu": 1, "gpa": 1 << 26}]),
 }
 CASES["auto"]["eager"]["requested"] = "auto"
+CASES["uffd"] = flat({"pf_taken": 4100})
+CASES["uffd"]["paging"] = {"mode": "uffd", "uffd_mode": "missing", "resolve_ioctl": "UFFDIO_COPY",
+                           "per_phase": [{"phase": "first_useful_work", "faults": 4096, "kvm_pf_taken": 4100}]}
 
 
 def background(pf, covered, order="front"):
@@ -196,6 +199,12 @@ class Judge(unittest.TestCase):
         self.assertEqual(self.mutate("smp", lambda d: d["eager"]["per_thread"][1].update(prefault_calls=0)),
                          ["smp-prefault-per-vcpu"])
         self.assertEqual(self.mutate("sweep", lambda d: d["sweep"].pop()), ["sweep-records"])
+        self.assertEqual(self.mutate("uffd", lambda d: d["paging"]["per_phase"][0].update(faults=100)),
+                         ["uffd-demand-every-page"])
+        self.assertEqual(self.mutate("uffd", lambda d: d["paging"]["per_phase"][0].update(kvm_pf_taken=10)),
+                         ["uffd-demand-every-page"])
+        self.assertEqual(self.mutate("uffd", lambda d: d["paging"].update(resolve_ioctl="UFFDIO_ZEROPAGE")),
+                         ["uffd-demand-every-page"])
         self.assertEqual(self.mutate("raw-touch", lambda d: d["timeline"][0]["stats"].update(pf_taken=5000)),
                          ["raw-touch-npt-faults"])
         self.assertEqual(self.mutate("demand-2k", lambda d: d["timeline"][0]["stats"].update(insn_emulation=500)),
