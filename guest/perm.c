@@ -87,78 +87,61 @@ struct pass {
 	uint64_t pages, index_sum, last;
 };
 
-/*
- * The timed loops, native at CPL3: write v to the first byte of every page
- * of [base, base + pages * PAGE) once, in the run's order. With f, take a
- * frontier point every `every` pages (every > pages: none). No exits.
- */
-static struct pass pass_random(volatile char *base, uint64_t pages, const struct perm *p,
-			       char v, struct frontier *f, uint64_t every)
-{
-	struct pass r = { 0, 0, 0 };
-	uint64_t next = every;
+/* What one pass writes: the pages in order, and a frontier point every `every` of them. */
+struct writer {
+	volatile char *base;
+	char v;
+	struct frontier *f;
+	uint64_t every, next;
+	struct pass r;
+};
 
+static inline void write_page(struct writer *w, uint64_t j)
+{
+	w->base[j * PAGE] = w->v;
+	w->r.index_sum += j;
+	w->r.last = j;
+	if (++w->r.pages == w->next) {
+		frontier_mark(w->f, w->r.pages * PAGE, (uintptr_t)(w->base + j * PAGE));
+		w->next += w->every;
+	}
+}
+
+/*
+ * The timed loops, native at CPL3: write w->v to the first byte of every
+ * page of [base, base + pages * PAGE) once, in the run's order. With f, take
+ * a frontier point every `every` pages (every > pages: none). No exits.
+ */
+static void pass_random(struct writer *w, uint64_t pages, const struct perm *p)
+{
 	for (uint64_t i = 0; i <= p->mask; i++) {
 		uint64_t j = perm_at(p, i);
 
-		if (j >= pages)
-			continue;
-		base[j * PAGE] = v;
-		r.index_sum += j;
-		r.last = j;
-		if (++r.pages == next) {
-			frontier_mark(f, r.pages * PAGE, (uintptr_t)(base + j * PAGE));
-			next += every;
-		}
+		if (j < pages)
+			write_page(w, j);
 	}
-	return r;
 }
 
-static struct pass pass_stride(volatile char *base, uint64_t pages, uint64_t stride,
-			       char v, struct frontier *f, uint64_t every)
+static void pass_stride(struct writer *w, uint64_t pages, uint64_t stride)
 {
-	struct pass r = { 0, 0, 0 };
-	uint64_t next = every;
-
 	for (uint64_t c = 0; c < stride && c < pages; c++)
-		for (uint64_t j = c; j < pages; j += stride) {
-			base[j * PAGE] = v;
-			r.index_sum += j;
-			r.last = j;
-			if (++r.pages == next) {
-				frontier_mark(f, r.pages * PAGE,
-					      (uintptr_t)(base + j * PAGE));
-				next += every;
-			}
-		}
-	return r;
+		for (uint64_t j = c; j < pages; j += stride)
+			write_page(w, j);
 }
 
 /* Blocks of `block` pages in p's order (p permutes the blocks), each block first page to last. */
-static struct pass pass_blocks(volatile char *base, uint64_t pages, uint64_t block,
-			       const struct perm *p, char v, struct frontier *f,
-			       uint64_t every)
+static void pass_blocks(struct writer *w, uint64_t pages, uint64_t block,
+			const struct perm *p)
 {
-	uint64_t nblocks = (pages + block - 1) / block, next = every;
-	struct pass r = { 0, 0, 0 };
+	uint64_t nblocks = (pages + block - 1) / block;
 
 	for (uint64_t i = 0; i <= p->mask; i++) {
 		uint64_t b = perm_at(p, i);
 
-		if (b >= nblocks)
-			continue;
-		for (uint64_t j = b * block; j < (b + 1) * block && j < pages; j++) {
-			base[j * PAGE] = v;
-			r.index_sum += j;
-			r.last = j;
-			if (++r.pages == next) {
-				frontier_mark(f, r.pages * PAGE,
-					      (uintptr_t)(base + j * PAGE));
-				next += every;
-			}
-		}
+		for (uint64_t j = b * block;
+		     b < nblocks && j < (b + 1) * block && j < pages; j++)
+			write_page(w, j);
 	}
-	return r;
 }
 
 /*
@@ -305,6 +288,7 @@ int perm_main(const struct ctx *c)
 		char v = (char)(1 + (it - 1) % 255); /* never 0, never the last pass's */
 		struct mvm_rec_sweep *r = &run.recs[c->cpu];
 		struct fw_stats s0, s1;
+		struct writer w;
 		struct pass done;
 
 		both(run.n);
@@ -314,11 +298,14 @@ int perm_main(const struct ctx *c)
 		if (f)
 			frontier_mark(f, 0, 0);
 		t0 = rdtsc();
-		done = run.o.stride
-			       ? pass_stride(base, run.pages, run.o.stride, v, f, every)
-		       : run.o.blocks ? pass_blocks(base, run.pages, run.o.blocks, &p, v,
-						    f, every)
-				      : pass_random(base, run.pages, &p, v, f, every);
+		w = (struct writer){ base, v, f, every, every, { 0, 0, 0 } };
+		if (run.o.stride)
+			pass_stride(&w, run.pages, run.o.stride);
+		else if (run.o.blocks)
+			pass_blocks(&w, run.pages, run.o.blocks, &p);
+		else
+			pass_random(&w, run.pages, &p);
+		done = w.r;
 		t1 = rdtsc();
 		if (f && f->pt[f->n - 1].bytes_done != run.pages * PAGE)
 			frontier_mark(f, done.pages * PAGE,
