@@ -513,7 +513,7 @@ static void print_aggregates(const struct experiment *x)
 		for (unsigned m = 0; m < x->nmodes; m++)
 			aggregate_print(&sets[m], x->nmodes == 1, stdout);
 	if (x->cfg->compare && all) {
-		compare_table_print(sets, x->nmodes, stdout);
+		aggregate_compare_print(sets, x->nmodes, stdout);
 		if (verdict_of(x, &v))
 			verdict_print(&v, stdout);
 	}

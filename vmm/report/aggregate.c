@@ -1,4 +1,7 @@
-/* Repeated runs summed up: per phase, per sweep row and for the summary, median and spread. */
+/*
+ * Repeated runs summed up: per phase, per sweep row and for the summary,
+ * median and spread; and the modes of a --compare side by side.
+ */
 #include "report.h"
 
 #include <string.h>
@@ -334,7 +337,7 @@ static void compact_table(const struct run_set *sets, unsigned n,
 	}
 }
 
-void compare_table_print(const struct run_set *sets, unsigned n, FILE *f)
+void aggregate_compare_print(const struct run_set *sets, unsigned n, FILE *f)
 {
 	const struct timeline *tl;
 	char name[64];

@@ -180,7 +180,7 @@ void aggregate_write_json(const struct run_set *s, struct json *j); /* as s->lab
  * runs): for two modes ends, durations and pf_taken with spreads; for more,
  * compact (medians of the ends and pf_taken).
  */
-void compare_table_print(const struct run_set *sets, unsigned n, FILE *f);
+void aggregate_compare_print(const struct run_set *sets, unsigned n, FILE *f);
 
 /* ---- verdict.c: --compare's verdict, printed and written ------------------ */
 void verdict_print(const struct verdict *v, FILE *f);
