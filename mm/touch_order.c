@@ -269,10 +269,10 @@ static int read_body(FILE *f, const char *path, struct touch_order *o, char *err
 	unsigned shift = (unsigned)__builtin_ctzll(o->page_bytes);
 	uint64_t npages = o->ram_bytes >> shift, gpa, pg, count;
 	uint8_t *seen = calloc(npages / 8 + 1, 1);
-	size_t cap = 0, len;
+	size_t cap = 0, len = 0;
 	/* A longer file cannot be right: stop reading past what its lines can take. */
 	char *text = seen ? read_rest(f, (o->pages + 1) * LINE_MAX_BYTES, &len) : NULL;
-	const char *p = text, *end = text + len, *line, *next;
+	const char *p, *end, *line, *next;
 	int r = 0;
 	char tail;
 
@@ -280,6 +280,8 @@ static int read_body(FILE *f, const char *path, struct touch_order *o, char *err
 		free(seen);
 		return -ENOMEM;
 	}
+	p = text;
+	end = text + len;
 	for (uint64_t i = 0; i < o->pages && !r; i++, p = next) {
 		line = next_line(&p, end, &next);
 		if (!line) {
