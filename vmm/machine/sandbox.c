@@ -140,6 +140,29 @@ static int allow_common(scmp_filter_ctx ctx, const struct sandbox_fds *f, long p
 }
 
 /*
+ * What a helper thread of our own (a uffd handler, a background eager
+ * thread) needs beside its work, without allow_common's output and memory:
+ * its clock, the locks and signals of how a run ends, and its own exit.
+ */
+static int allow_worker(scmp_filter_ctx ctx, long pid)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, clock_gettime, 0); /* when the vDSO cannot */
+	r = r ?: ALLOW(ctx, futex, 0);	       /* a start gate; vm_finish's lock */
+	r = r ?: ALLOW(ctx, getpid, 0);	       /* vm_finish kicks vCPUs, wakes main */
+	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)pid));
+	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* a kick signal that lands here */
+	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* glibc thread exit */
+	/* glibc returns a finished thread's stack with MADV_DONTNEED. */
+	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
+	r = r ?: ALLOW(ctx, exit, 0);
+	r = r ?: ALLOW(ctx, exit_group, 0);
+	r = r ?: allow_sanitizer_memory(ctx);
+	return r ?: allow_sanitizer_runtime(ctx);
+}
+
+/*
  * vCPU threads run the exit handlers, the code a hostile guest drives. They
  * may run only their own vCPU and read its registers for crash reports.
  */
@@ -185,20 +208,8 @@ static int allow_uffd(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid
 	for (size_t i = 0; !r && i < ARRAY_SIZE(reqs); i++)
 		r = ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
 			  SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)reqs[i]));
-	/* The latency clock when the vDSO cannot; --uffd-delay-us. */
-	r = r ?: ALLOW(ctx, clock_gettime, 0);
-	r = r ?: ALLOW(ctx, clock_nanosleep, 0);
-	r = r ?: ALLOW(ctx, futex, 0);	/* vm_finish's lock on failure */
-	r = r ?: ALLOW(ctx, getpid, 0); /* vm_finish kicks vCPUs, wakes main */
-	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)pid));
-	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* a kick signal that lands here */
-	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* glibc thread exit */
-	/* glibc returns a finished thread's stack with MADV_DONTNEED. */
-	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
-	r = r ?: ALLOW(ctx, exit, 0);
-	r = r ?: ALLOW(ctx, exit_group, 0);
-	r = r ?: allow_sanitizer_memory(ctx);
-	return r ?: allow_sanitizer_runtime(ctx);
+	r = r ?: ALLOW(ctx, clock_nanosleep, 0); /* --uffd-delay-us */
+	return r ?: allow_worker(ctx, pid);
 }
 
 /*
@@ -222,22 +233,9 @@ static int allow_eager(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pi
 			     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->prefault_fd, 0),
 			     SCMP_A1(SCMP_CMP_EQ, KVM_PRE_FAULT_MEMORY, 0));
 	r = r ?: ALLOW(ctx, mincore, 0); /* --eager-order frontier: where the guest is */
-	r = r
-		    ?: ALLOW(ctx, clock_gettime,
-			     0);	/* its frontier's clock when the vDSO cannot */
-	r = r ?: ALLOW(ctx, getcpu, 0); /* --numa: where it ran (sched_getcpu) */
-	r = r ?: ALLOW(ctx, futex, 0);	/* the start gate; vm_finish's lock */
+	r = r ?: ALLOW(ctx, getcpu, 0);	 /* --numa: where it ran (sched_getcpu) */
 	r = r ?: ALLOW(ctx, sched_yield, 0); /* glibc lock back-off */
-	r = r ?: ALLOW(ctx, getpid, 0);	     /* vm_finish kicks vCPUs, wakes main */
-	r = r ?: ALLOW(ctx, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)pid));
-	r = r ?: ALLOW(ctx, rt_sigreturn, 0);	/* a signal that lands here */
-	r = r ?: ALLOW(ctx, rt_sigprocmask, 0); /* glibc thread exit */
-	/* glibc returns a finished thread's stack with MADV_DONTNEED. */
-	r = r ?: ALLOW(ctx, madvise, 1, SCMP_A2(SCMP_CMP_EQ, MADV_DONTNEED));
-	r = r ?: ALLOW(ctx, exit, 0);
-	r = r ?: ALLOW(ctx, exit_group, 0);
-	r = r ?: allow_sanitizer_memory(ctx);
-	return r ?: allow_sanitizer_runtime(ctx);
+	return r ?: allow_worker(ctx, pid);
 }
 
 /*
