@@ -413,8 +413,8 @@ static void wait_guest_settled(struct run *r, double deadline, double timeout)
 {
 	struct settle s = { r, now_s() + GUEST_SETTLE_S };
 
-	vm_wait_main(r->vm, guest_settled, no_tick, &s, GUEST_SETTLE_S / 5, deadline,
-		     timeout);
+	vm_wait_main(r->vm, guest_settled, &s, no_tick, NULL, GUEST_SETTLE_S / 5,
+		     deadline, timeout);
 }
 
 /* The main thread's tick while eager threads work: a progress bar on a terminal. */

@@ -480,25 +480,6 @@ static int all_done(void *cookie)
 	return all;
 }
 
-/* The main thread's wait: until every eager thread is done, ticking the owner's display. */
-struct waiting {
-	struct eager *e;
-	void (*tick)(void *);
-	void *cookie;
-};
-
-static int waiting_done(void *cookie)
-{
-	return all_done(((struct waiting *)cookie)->e);
-}
-
-static void waiting_tick(void *cookie)
-{
-	struct waiting *w = cookie;
-
-	w->tick(w->cookie);
-}
-
 /*
  * Main thread: wait until every eager thread is done (calling the owner's
  * tick meanwhile; SIGINT/SIGTERM end the run and the threads stop at their
@@ -508,7 +489,6 @@ static void waiting_tick(void *cookie)
 void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cookie,
 		double tick_s)
 {
-	struct waiting w = { e, tick, cookie };
 	unsigned never = 0;
 
 	/* On the vCPU threads: a slice whose vCPU thread never started is done. */
@@ -517,7 +497,7 @@ void eager_wait(struct eager *e, struct vm *vm, void (*tick)(void *), void *cook
 	pthread_mutex_lock(&e->lock);
 	e->done += never;
 	pthread_mutex_unlock(&e->lock);
-	vm_wait_main(vm, waiting_done, tick ? waiting_tick : NULL, &w, tick_s, 0, 0);
+	vm_wait_main(vm, all_done, e, tick, cookie, tick_s, 0, 0);
 	e->t_end = now_s();
 	e->resident_after = mm_resident_bytes(&vm->ram);
 	numa_audit(vm->numa, &vm->ram, NUMA_AUDIT_AFTER_EAGER); /* outside eager's time */

@@ -140,31 +140,10 @@ static int vcpus_done(void *cookie)
 	return done;
 }
 
-struct run_wait {
-	struct vm *vm;
-	void (*tick)(void *);
-	void *cookie;
-};
-
-static int run_wait_done(void *cookie)
-{
-	return vcpus_done(((struct run_wait *)cookie)->vm);
-}
-
-static void run_wait_tick(void *cookie)
-{
-	struct run_wait *w = cookie;
-
-	w->tick(w->cookie);
-}
-
 void vm_run_to_end(struct vm *vm, double deadline, double timeout_s, void (*tick)(void *),
 		   void *cookie, double tick_s)
 {
-	struct run_wait w = { vm, tick, cookie };
-
-	vm_wait_main(vm, run_wait_done, tick ? run_wait_tick : NULL, &w, tick_s, deadline,
-		     timeout_s);
+	vm_wait_main(vm, vcpus_done, vm, tick, cookie, tick_s, deadline, timeout_s);
 	if (!vm_stopping(vm))
 		vm_finish(vm, END_GUEST_PARKED, 0,
 			  "guest stopped every vCPU without exiting (no exit hypercall)");

@@ -270,13 +270,15 @@ void vm_wake_main(struct vm *vm); /* from any thread */
 
 /* wait.c: the main thread's one wait. */
 /*
- * Main thread: sleep until done(cookie), calling tick(cookie) every
- * tick_s (if set). SIGINT/SIGTERM end the run as interrupted (a second
- * SIGINT exits at once); deadline (CLOCK_MONOTONIC seconds, 0: none) ends
- * it as timed out. Either way the wait goes on until done(cookie).
+ * Main thread: sleep until done(done_cookie), calling tick(tick_cookie)
+ * every tick_s (if tick is set; without one, done is looked at every
+ * second and at every wake-up). SIGINT/SIGTERM end the run as interrupted
+ * (a second SIGINT exits at once); deadline (CLOCK_MONOTONIC seconds, 0:
+ * none) ends it as timed out. Either way the wait goes on until done.
  */
-void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
-		  double tick_s, double deadline, double timeout_s);
+void vm_wait_main(struct vm *vm, int (*done)(void *), void *done_cookie,
+		  void (*tick)(void *), void *tick_cookie, double tick_s, double deadline,
+		  double timeout_s);
 /*
  * fn runs (async-signal-safe, on the main thread) just before the second
  * SIGINT's immediate exit: the application removes its temporaries.

@@ -102,14 +102,15 @@ static void stuck(void)
 	_exit(EXIT_HOST);
 }
 
-void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void *cookie,
-		  double tick_s, double deadline, double timeout_s)
+void vm_wait_main(struct vm *vm, int (*done)(void *), void *done_cookie,
+		  void (*tick)(void *), void *tick_cookie, double tick_s, double deadline,
+		  double timeout_s)
 {
 	double stopped_at = 0;
 	sigset_t set;
 
 	wait_set(&set);
-	while (!done(cookie)) {
+	while (!done(done_cookie)) {
 		double wait = tick ? tick_s : 1.0;
 		struct timespec ts;
 		int sig;
@@ -137,7 +138,7 @@ void vm_wait_main(struct vm *vm, int (*done)(void *), void (*tick)(void *), void
 		ts.tv_sec = (time_t)wait;
 		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * NSEC_PER_SEC) + 1;
 		if (tick)
-			tick(cookie);
+			tick(tick_cookie);
 		sig = sigtimedwait(&set, NULL, &ts);
 		if ((sig == SIGINT || sig == SIGTERM) && !vm_stopping(vm))
 			interrupted(vm, sig);
