@@ -25,14 +25,17 @@ endif
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
                 -DMINIVMM_VERSION='"$(VERSION)"'
 # Each room sees only the headers it may use (docs/architecture.md): arrows point
-# one way, vmm (the application) -> vmm/report -> vmm/measure -> vmm/machine ->
-# devices -> mm -> include, and guest -> firmware -> include.
+# one way, vmm (the application) -> vmm/report -> vmm/snapshot -> vmm/measure ->
+# vmm/machine -> devices -> mm -> include, vmm -> vmm/boot -> vmm/machine, and
+# guest -> firmware -> include.
 # tests/static/layering checks the same rules on the sources.
 INC_mm            := -Iinclude -Imm
 INC_devices       := $(INC_mm) -Idevices
 INC_vmm_machine   := $(INC_devices) -Ivmm/machine
+INC_vmm_boot      := $(INC_vmm_machine) -Ivmm/boot
 INC_vmm_measure   := $(INC_vmm_machine) -Ivmm/measure
-INC_vmm_report    := $(INC_vmm_measure) -Ivmm/report
+INC_vmm_snapshot  := $(INC_vmm_measure) -Ivmm/snapshot
+INC_vmm_report    := $(INC_vmm_snapshot) -Ivmm/boot -Ivmm/report
 INC_vmm           := $(INC_vmm_report) -Ivmm
 INC_firmware      := -Iinclude -Ifirmware
 INC_guest         := $(INC_firmware) -Iguest

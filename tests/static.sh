@@ -80,6 +80,9 @@ edit vmm/machine/vm.c 's/#include "internal.h"\n/#include "internal.h"\n#include
 	fi
 refused layering-build-refuses-machine-to-measure vmm_machine vmm/machine/vm.c 'measure.h: No such file'
 fresh
+edit vmm/machine/vm.c 's/#include "internal.h"\n/#include "internal.h"\n#include "boot.h"\n/' &&
+	refused layering-build-refuses-machine-to-boot vmm_machine vmm/machine/vm.c 'boot.h: No such file'
+fresh
 edit vmm/measure/timeline.c 's/#include "measure.h"\n/#include "measure.h"\n#include "report.h"\n/' &&
 	refused layering-build-refuses-measure-to-report vmm_measure vmm/measure/timeline.c 'report.h: No such file'
 fresh

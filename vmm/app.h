@@ -10,6 +10,7 @@
 
 #include <limits.h>
 
+#include "boot.h"
 #include "report.h"
 
 #define MVM_DEFAULT_MEM_BYTES (1ULL << 30)

@@ -300,41 +300,9 @@ void vm_run_to_end(struct vm *vm, double deadline, double timeout_s, void (*tick
 /* exits.c: the exit names (the dispatch itself is internal). */
 const char *exit_reason_name(uint32_t reason);
 
-/* loader.c: read and check an image, copy it into guest RAM. */
-/* Read the whole image. 0, or -errno with err set; *buf is the caller's to free. */
-int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen);
-/*
- * Check buf is a guest this VMM can run in mem_bytes with vcpus vCPUs: 0
- * and *hdr, or -ENOEXEC (not a minivmm guest for this ABI) or -EINVAL (the
- * options do not fit it) with err set.
- */
-int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
-		 struct mvm_image_header *hdr, char *err, size_t errlen);
-/*
- * A --raw image: a flat 64-bit binary loaded at MVM_LOAD_GPA and entered at
- * its first byte, with no header. Fills *hdr as if it had one. 0, or -EINVAL
- * (too big for mem_bytes, too many vCPUs) with err set.
- */
-int loader_raw(uint64_t len, uint64_t mem_bytes, unsigned vcpus,
-	       struct mvm_image_header *hdr, char *err, size_t errlen);
+/* A --raw image (vmm/boot/image.c): its vCPUs and their stacks. */
 #define MVM_RAW_MAX_VCPUS 8
 #define MVM_RAW_STACK_TOP MVM_BOOTINFO_GPA /* vCPU i: RSP = top - i * 4 KiB */
-void loader_entry_tables(struct guest_ram *ram);
-
-/* bootinfo.c: the FDT at MVM_BOOTINFO_GPA. 0, or -ENOSPC/-EINVAL with err set. */
-struct bootinfo {
-	uint64_t mem_bytes;
-	unsigned vcpus;
-	uint32_t tsc_khz;
-	int eager_touch;
-	int tdp; /* KVM builds the second level with EPT/NPT */
-	const struct numa
-		*numa; /* --numa: /numa and the cpus' numa-node-id; NULL: none */
-	int argc;
-	char **argv;
-};
-int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
-		   size_t errlen);
 
 /* ---- eager.c: --eager, before the guest runs or (background) beside it ---- */
 struct eager;

@@ -1,5 +1,5 @@
 /* Guest image: read it, check its header against the ABI, place it in guest RAM. */
-#include "machine.h"
+#include "boot.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* Boot info: the flattened device tree handed to the guest (layout in minivmm_abi.h). */
-#include "internal.h"
+#include "boot.h"
 
 #include <errno.h>
 #include <libfdt.h>
@@ -92,9 +92,13 @@ static int build(void *buf, size_t size, const struct bootinfo *b)
 		TRY(fdt_begin_node(buf, name));
 		TRY(fdt_property_string(buf, "device_type", "cpu"));
 		TRY(fdt_property_u32(buf, "reg", i));
-		if (b->numa)
-			TRY(fdt_property_u32(buf, MVM_FDT_NUMA_NODE_ID,
-					     numa_vcpu_node(b->numa, i)));
+		if (b->numa) {
+			struct numa_vcpu_facts f;
+
+			if (numa_vcpu_facts(b->numa, i, &f))
+				return -EINVAL;
+			TRY(fdt_property_u32(buf, MVM_FDT_NUMA_NODE_ID, f.node));
+		}
 		TRY(fdt_end_node(buf));
 	}
 	TRY(fdt_end_node(buf));

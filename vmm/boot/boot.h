@@ -1,0 +1,54 @@
+/* Boot protocols: how a guest of each kind is read, checked and placed in guest RAM. */
+#ifndef MINIVMM_BOOT_H
+#define MINIVMM_BOOT_H
+
+/*
+ * A boot protocol reads a guest's files, checks them against the options
+ * before any KVM call, and places the guest in guest RAM once the machine
+ * has mapped it: the minivmm image (image.c, bootinfo.c: the ABI of
+ * include/minivmm_abi.h) and, beside it, the Linux x86 boot protocol (a
+ * bzImage, an initrd, the zero page). It sits above the machine (it reads
+ * the VM's NUMA plan for the boot info) and below the application, which
+ * chooses the protocol and calls it (vmm/run.c). Prints nothing.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine.h"
+
+/* ---- image.c: the minivmm image (include/minivmm_abi.h): read, check, place ---- */
+/* Read the whole image. 0, or -errno with err set; *buf is the caller's to free. */
+int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen);
+/*
+ * Check buf is a guest this VMM can run in mem_bytes with vcpus vCPUs: 0
+ * and *hdr, or -ENOEXEC (not a minivmm guest for this ABI) or -EINVAL (the
+ * options do not fit it) with err set.
+ */
+int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+		 struct mvm_image_header *hdr, char *err, size_t errlen);
+/*
+ * A --raw image: a flat 64-bit binary loaded at MVM_LOAD_GPA and entered at
+ * its first byte, with no header. Fills *hdr as if it had one. 0, or -EINVAL
+ * (too big for mem_bytes, too many vCPUs) with err set.
+ */
+int loader_raw(uint64_t len, uint64_t mem_bytes, unsigned vcpus,
+	       struct mvm_image_header *hdr, char *err, size_t errlen);
+void loader_entry_tables(struct guest_ram *ram);
+
+/* ---- bootinfo.c: the minivmm image's boot info, the FDT at MVM_BOOTINFO_GPA ---- */
+struct bootinfo {
+	uint64_t mem_bytes;
+	unsigned vcpus;
+	uint32_t tsc_khz;
+	int eager_touch;
+	int tdp; /* KVM builds the second level with EPT/NPT */
+	const struct numa
+		*numa; /* --numa: /numa and the cpus' numa-node-id; NULL: none */
+	int argc;
+	char **argv;
+};
+/* 0, or -ENOSPC/-EINVAL with err set. */
+int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
+		   size_t errlen);
+
+#endif /* MINIVMM_BOOT_H */
