@@ -596,4 +596,40 @@ uint64_t mm_numa_audit_stride(uint64_t len, uint64_t page_bytes);
  */
 int mm_numa_audit(uint8_t *hva, uint64_t len, uint64_t stride, struct mm_numa_count *c);
 
+/* ---- outfile.c: files written whole or not at all, through symlinks ---- */
+
+/*
+ * One file a run writes (-o, --trace, --record-touch, a snapshot): opened,
+ * and found writable, before anything runs (a sandboxed thread may not
+ * open(2)); written to a temporary in the directory of the file a symlink
+ * names (dangling or not), renamed over that file at the end, so a process
+ * killed on the way leaves the previous file as it was. Not a regular
+ * file (a device, a FIFO): written in place.
+ */
+struct mm_outfile {
+	const char *what, *path;  /* for messages ("--results"), and as given */
+	int fd;			  /* what is written; -1: not open */
+	int dirfd;		  /* the target's directory; -1 when written in place */
+	int in_place;		  /* not a regular file: no temporary */
+	int unnamed;		  /* an O_TMPFILE: named only at the end */
+	int named;		  /* the temporary has a name now: remove it on failure */
+	char base[256], tmp[256]; /* names in dirfd (NAME_MAX + 1) */
+	char dir[MM_PATH_BYTES];  /* the target's directory, for messages */
+	char proc_path[32];	  /* /proc/self/fd/N of an O_TMPFILE */
+};
+/*
+ * Open path for writing as above. 0, or -errno with why (and what to type)
+ * in err; nothing is left open or created then.
+ */
+int mm_outfile_open(struct mm_outfile *o, const char *what, const char *path, char *err,
+		    size_t errlen);
+/* fsync and rename over the target (or close one written in place); closes o. 0, or -errno with err set. */
+int mm_outfile_commit(struct mm_outfile *o, char *err, size_t errlen);
+/* The temporary goes, the target stays as it was; closes o. */
+void mm_outfile_discard(struct mm_outfile *o);
+/* Async-signal-safe (an immediate exit): remove a named temporary, nothing else. */
+void mm_outfile_unlink_now(const struct mm_outfile *o);
+/* The file path names once every symlink is followed, dangling or not, into out. 0 or -errno. */
+int mm_outfile_target(const char *path, char *out, size_t len);
+
 #endif /* MINIVMM_MM_H */

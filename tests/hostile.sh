@@ -174,6 +174,27 @@ left=$(cd "$K" && ls -A | grep -vx -e r.json -e t.json)
 ./tests/check-json "$K/r.json" "$K/t.json" >"$H/kill-json.log" && pass kill-third-valid ||
 	fail kill-third-valid "$(grep INVALID "$H/kill-json.log")"
 
+# The same through symlinks, for the first-touch record too: a SIGKILLed run
+# leaves every file a link names as it was, and the links links.
+KL=$H/kill-links
+rm -rf "$KL" && mkdir -p "$KL/real"
+ln -s real/r.json "$KL/r.json" && ln -s real/t.json "$KL/t.json" && ln -s real/rec.touch "$KL/rec.touch"
+expect kill-links-first-run 0 '' '' -- $MINIVMM --mem 64M --paging uffd -o "$KL/r.json" --trace "$KL/t.json" \
+	--record-touch "$KL/rec.touch" $GUEST -- flat --max-mib 2 --iterations 1
+md5sum "$KL/real/r.json" "$KL/real/t.json" "$KL/real/rec.touch" >"$H/kill-links.first.md5" 2>&1
+./tests/measure --stdout "$H/kill-links-second.out" --stderr "$H/kill-links-second.err" --hard 60 \
+	--kill-when-seen spinning -- \
+	$MINIVMM --mem 64M --paging uffd -o "$KL/r.json" --trace "$KL/t.json" --record-touch "$KL/rec.touch" \
+	$GUEST -- spin >"$H/kill-links-second.measure"
+if [ "$(hostile_get "$H/kill-links-second.measure" killed_after)" != spinning ]; then
+	fail kill-links-second-run "the second run was not killed mid-run: $(cat "$H/kill-links-second.measure")"
+elif md5sum -c --quiet "$H/kill-links.first.md5" >"$H/kill-links.check" 2>&1 &&
+	[ -L "$KL/r.json" ] && [ -L "$KL/t.json" ] && [ -L "$KL/rec.touch" ] && [ "$(ls -A "$KL/real" | wc -l)" = 3 ]; then
+	pass kill-links-keep-every-file
+else
+	fail kill-links-keep-every-file "after SIGKILL: $(cat "$H/kill-links.check") $(ls -la "$KL" "$KL/real")"
+fi
+
 # The second SIGINT exits at once: whenever it lands, each file is either
 # as it was or complete (never cut short), and no temporary is left.
 cp "$K/r.json" "$H/kill-r.third.txt"

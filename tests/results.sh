@@ -50,6 +50,46 @@ else
 	skip results-disk-full "needs root and unshare -m"
 fi
 
+# Output files through symlinks (issue 31): every writer (-o, --trace,
+# --record-touch) writes the file a link names, dangling or not, relative to
+# the link's own directory, through a chain; the link stays a link.
+L=$OUT/links
+rm -rf "$L" && mkdir -p "$L/sub" "$L/other"
+echo old >"$L/sub/r.json"
+ln -s sub/r.json "$L/r.json"          # an existing target
+ln -s t.json "$L/sub/t-link.json"     # dangling, relative to sub/
+ln -s sub/t-link.json "$L/t.json"     # a chain of two
+ln -s ../other/rec.touch "$L/sub/rec.touch" # dangling, up and over
+expect links-write-through 0 '' '' -- $MINIVMM -q --mem 64M --paging uffd -o "$L/r.json" --trace "$L/t.json" \
+	--record-touch "$L/sub/rec.touch" $GUEST -- flat --max-mib 2 --iterations 1
+for f in r.json t.json sub/t-link.json sub/rec.touch; do
+	[ -L "$L/$f" ] || fail "links-stay-links" "$L/$f is no longer a symlink"
+done
+[ -L "$L/r.json" ] && [ -L "$L/t.json" ] && [ -L "$L/sub/t-link.json" ] && [ -L "$L/sub/rec.touch" ] &&
+	pass links-stay-links
+./tests/check-json "$L/sub/r.json" "$L/sub/t.json" >"$OUT/links-json.log" &&
+	jq -e '.schema == "minivmm-results"' "$L/sub/r.json" >/dev/null && pass links-results-at-target ||
+	fail links-results-at-target "$(grep INVALID "$OUT/links-json.log"; head -c 100 "$L/sub/r.json")"
+[ -s "$L/sub/t.json" ] && jq -e '.traceEvents | length > 0' "$L/sub/t.json" >/dev/null && pass links-trace-at-target ||
+	fail links-trace-at-target "$(ls -la "$L/sub")"
+head -1 "$L/other/rec.touch" 2>/dev/null | grep -q '^minivmm-touch-order 1 ' && pass links-record-at-target ||
+	fail links-record-at-target "$(ls -la "$L/other")"
+left=$(cd "$L" && find . -name '*.tmp')
+[ -z "$left" ] && pass links-no-temporary || fail links-no-temporary "$left"
+# A link into a directory that is not there: the message names it and says what to type.
+ln -s gone/r.json "$L/gone.json"
+expect links-missing-directory 2 "--results $L/gone.json \(a link to $L/gone/r.json\): no directory $L/gone \(make it first: mkdir -p $L/gone\)" '' -- \
+	$MINIVMM -q --mem 64M -o "$L/gone.json" $GUEST -- hello
+expect results-missing-directory 2 "--results $L/nodir/r.json: no directory $L/nodir \(make it first: mkdir -p $L/nodir\)" '' -- \
+	$MINIVMM -q --mem 64M -o "$L/nodir/r.json" $GUEST -- hello
+expect results-is-directory 2 "--results $L/sub: a directory; name a file in it" '' -- \
+	$MINIVMM -q --mem 64M -o "$L/sub" $GUEST -- hello
+ln -s loop-b "$L/loop-a" && ln -s loop-a "$L/loop-b"
+expect results-link-loop 2 "--results $L/loop-a: Too many levels of symbolic links" '' -- \
+	$MINIVMM -q --mem 64M -o "$L/loop-a" $GUEST -- hello
+expect record-touch-missing-directory 2 "--record-touch $L/nodir/t.touch: no directory $L/nodir" '' -- \
+	$MINIVMM -q --mem 64M --paging uffd --record-touch "$L/nodir/t.touch" $GUEST -- hello
+
 # Campaigns: a matrix expands to one command per combination; merge reads results back.
 printf 'mem = 64M 128M\nbacking = anon thp\neager = compare populate none\nrepeat = 3\nworkload = flat --max-mib 4\n' >"$OUT/matrix.txt"
 if ./scripts/campaign "$OUT/matrix.txt" "$OUT/camp" >"$OUT/campaign.txt" 2>"$OUT/campaign.err" &&

@@ -93,33 +93,24 @@ const char *suggest_option(const char *typed, const char *const *names, unsigned
 /* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
 const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
 
-/* ---- output.c: files written whole or not at all ------------------------- */
+/* ---- output.c: -o and --trace, written whole or not at all --------------- */
 
 /*
- * One output file (-o, --trace): opened, and found writable, before anything
- * runs (the sandbox allows no open(2) later); written to a temporary beside
- * the target and renamed over it at the end, so that a run killed on the way
- * leaves the previous file as it was (output.c says how).
+ * -o and --trace: opened, and found writable, before anything runs (the
+ * sandbox allows no open(2) later); written through mm_outfile (mm/outfile.c:
+ * a temporary beside the file a symlink names, renamed over it at the end),
+ * so that a run killed on the way leaves the previous file as it was. "-"
+ * is stdout.
  */
-struct output {
-	const char *opt, *path; /* as given */
-	int fd;			/* what is written; -1: not asked for */
-	int dirfd;		/* the target's directory; -1 when written in place */
-	int in_place;		/* not a regular file (a device, a FIFO): no temporary */
-	int unnamed;		/* an O_TMPFILE: named only at the end */
-	int named;		/* the temporary has a name now: remove it on failure */
-	char base[NAME_MAX + 1], tmp[NAME_MAX + 1]; /* names in dirfd */
-	char proc_path[32];			    /* /proc/self/fd/N of an O_TMPFILE */
-};
 /* 0, or -errno after saying why on stderr (nothing is left then). */
-int output_open(struct output *o, const char *opt, const char *path);
+int output_open(struct mm_outfile *o, const char *opt, const char *path);
 /* fsync and rename over the target (or close one written in place). 0 or -errno, said. */
-int output_commit(struct output *o);
-void output_discard(struct output *o); /* the temporary goes, the target stays */
+int output_commit(struct mm_outfile *o);
+void output_discard(struct mm_outfile *o); /* the temporary goes, the target stays */
 
 enum { OUTPUT_RESULTS, OUTPUT_TRACE, OUTPUT_COUNT };
 struct outputs {
-	struct output file[OUTPUT_COUNT];
+	struct mm_outfile file[OUTPUT_COUNT];
 	int fds[OUTPUT_COUNT], n;	 /* the open ones, for the sandbox */
 	int dirfds[OUTPUT_COUNT], ndirs; /* their directories, for the final rename */
 };

@@ -471,7 +471,7 @@ static void view_of(const struct experiment *x, struct verdict *v,
  * Write a file that was asked for and put it in place; a failure is
  * reported with its real errno, and leaves the file there as it was.
  */
-static int write_file(struct output *o, const char *what,
+static int write_file(struct mm_outfile *o, const char *what,
 		      int (*fn)(int, const struct experiment_view *),
 		      const struct experiment_view *xv)
 {

@@ -121,17 +121,24 @@ static int on_stopping(void *cookie)
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 			  const char *who)
 {
-	int out[ARRAY_SIZE(r->o.out->fds) + 2], e;
+	int out[ARRAY_SIZE(r->o.out->fds) + 2], dirs[ARRAY_SIZE(r->o.out->dirfds) + 1], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
 				 .out_fds = out,
 				 .nout = r->o.out->n,
-				 .dir_fds = r->o.out->dirfds,
+				 .dir_fds = dirs,
 				 .ndirs = r->o.out->ndirs };
 
-	/* The main thread also writes the paging handlers' stop eventfd and the touch record. */
+	/*
+	 * The main thread also writes the paging handlers' stop eventfd and the
+	 * touch record, and renames the record into its directory.
+	 */
 	memcpy(out, r->o.out->fds, sizeof(r->o.out->fds));
-	if (role == SANDBOX_MAIN)
+	memcpy(dirs, r->o.out->dirfds, sizeof(r->o.out->dirfds));
+	if (role == SANDBOX_MAIN) {
 		f.nout += paging_main_fds(r->paging, out + r->o.out->n, 2);
+		if (paging_main_dirfd(r->paging) >= 0)
+			dirs[f.ndirs++] = paging_main_dirfd(r->paging);
+	}
 	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
 	e = sandbox_enter(role, &f);
 	if (e)

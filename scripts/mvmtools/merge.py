@@ -13,7 +13,8 @@ line; a journal whose finished file exists is left out). Writes:
   PREFIX-METRIC.png   per metric (setup_ms, eager_ms, first_pass_ms,
                       first_useful_work_ms, total_ms) with a value: a bar per
                       configuration and environment, min-max error bars
-PREFIX defaults to "merged".
+PREFIX defaults to "merged" beside the inputs: DIR/merged for one directory (the
+deepest directory all the inputs share for several), as the paths were given.
 
 Columns:
   mode      which runs a row summarises: "run" = a single run, or every measured
@@ -40,7 +41,7 @@ import shutil
 import sys
 import tempfile
 
-from . import environment, gnuplot, results
+from . import environment, gnuplot, outfile, results
 from .numtext import jq_text
 
 COLUMNS = ["host", "kernel", "cpu", "kvm", "paging", "kvm_params", "thp", "workload", "backing", "mem_mib", "vcpus",
@@ -211,7 +212,7 @@ def _sort_key(item):
 
 # --- writing ------------------------------------------------------------------------------
 def write_csv(path, items):
-    with open(path, "w", newline="") as f:
+    with outfile.replacing(path, newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         for row, _, _ in items:
@@ -256,8 +257,7 @@ def write_txt(path, groups, items):
               "the modes of a --compare experiment. eager: the strategy that ran. status failed: exit status not 0,",
               "or flat/sweep never reached its first pass. pass_pf_taken: KVM's page faults in the first pass."]
     text = "\n".join(lines) + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    outfile.write_text(path, text)
     return text
 
 
@@ -295,6 +295,7 @@ def plot(prefix, metric, groups, items, tmp):
                 vals += ["NaN", "NaN", "NaN"] if s is None else ["%.17g" % x for x in s]
             f.write(c.replace("\t", " ") + "\t" + "\t".join(vals) + "\n")
     out = "%s-%s.png" % (prefix, metric)
+    part = outfile.temporary(out)  # gnuplot draws here; it replaces the file out names once whole
     # The environments' full records are in PREFIX.txt under the same E numbers.
     titles = ["E%d %s, %s, %s %s" % (groups.index(g) + 1, g[0], g[1], g[3], g[4]) for g in used]
     width = max(900, 120 + 70 * len(configs) * max(1, len(used)))
@@ -302,7 +303,7 @@ def plot(prefix, metric, groups, items, tmp):
     bmargin = 2 + int(0.45 * max(len(c) for c in configs))
     gp = ["set terminal pngcairo size %d,%d noenhanced" % (min(width, 2400), 480 + 8 * max(len(c) for c in configs)),
           "set bmargin %d" % bmargin,
-          "set output %s" % gnuplot.quote(out),
+          "set output %s" % gnuplot.quote(part),
           "set title %s" % gnuplot.quote("%s: median per configuration, error bars min-max over its runs"
                                          % metric),
           "set style data histograms", "set style histogram errorbars gap 2 lw 1",
@@ -318,14 +319,28 @@ def plot(prefix, metric, groups, items, tmp):
     with open(script, "w") as f:
         f.write("\n".join(gp) + "\n")
     ok, err = gnuplot.run(script)
-    if not ok or not os.path.exists(out) or os.path.getsize(out) == 0:
+    if not ok or os.path.getsize(part) == 0:
+        outfile.discard(part)
         print("merge: gnuplot failed on %s: %s" % (metric, err or "wrote nothing"), file=sys.stderr)
         return None
+    outfile.commit(part, out)
     return out
 
 
+def default_prefix(paths):
+    """PREFIX when none is given: "merged" beside the inputs (in the one directory
+    named, or the deepest directory every input is in), never the current one
+    unless the inputs are there."""
+    dirs = [os.path.normpath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths]
+    try:
+        common = os.path.commonpath(dirs)
+    except ValueError:  # absolute and relative paths mixed
+        common = os.path.commonpath([os.path.abspath(d) for d in dirs])
+    return os.path.join(common, "merged") if common not in ("", ".") else "merged"
+
+
 def main(argv):
-    prefix, inputs = "merged", []
+    prefix, inputs = None, []
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -377,12 +392,18 @@ def main(argv):
         key = tuple(row[c] for c in COLUMNS[:7])
         if key not in groups:
             groups.append(key)
-    d = os.path.dirname(prefix)
+    if prefix is None:
+        prefix = default_prefix(inputs)
+    d = os.path.dirname(outfile.target(prefix + ".csv"))
     if d and not os.path.isdir(d):
-        print("merge: --out %s: no directory %s" % (prefix, d), file=sys.stderr)
+        print("merge: --out %s: no directory %s (make it first: mkdir -p %s)" % (prefix, d, d), file=sys.stderr)
         return 1
-    write_csv(prefix + ".csv", items)
-    sys.stdout.write(write_txt(prefix + ".txt", groups, items))
+    try:
+        write_csv(prefix + ".csv", items)
+        sys.stdout.write(write_txt(prefix + ".txt", groups, items))
+    except OSError as e:
+        print("merge: %s" % e, file=sys.stderr)
+        return 1
     if gnuplot.available():
         tmp = tempfile.mkdtemp(prefix="merge.")
         try:

@@ -31,7 +31,8 @@ import shutil
 import sys
 import tempfile
 
-from . import gnuplot, results
+from . import gnuplot, outfile, results
+from .outfile import OutError
 
 # One colour per phase, the same on every plot (phases in timeline order).
 PHASE_COLORS = {
@@ -363,8 +364,25 @@ def progress_plot(res, out, term, tmp):
 
 
 # --- the command line -------------------------------------------------------------
+def _cmdline(words):
+    return " ".join(w if w and all(c.isalnum() or c in "_./=:,+@%-" for c in w) else "'%s'" % w.replace("'", "'\\''")
+                    for w in words)
+
+
+def _not_results(path):
+    """Why PATH, given where a results file goes, is not one (or None)."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".tsv", ".csv", ".txt"):
+        what = {".tsv": "a TSV (bench/roofline's is read by minivmm --roofline, bench/peers' by bench/peers-report)",
+                ".csv": "a CSV (scripts/merge writes one beside its plots)",
+                ".txt": "text (minivmm's tables; -o writes the same as JSON)"}[ext]
+        return ("%s is %s, not a minivmm results file: scripts/plot draws the JSON that minivmm -o FILE.json "
+                "writes" % (path, what))
+    return None
+
+
 def parse(argv):
-    counter, rest = "", []
+    counter, rest, opts = "", [], []
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -374,10 +392,12 @@ def parse(argv):
             if i + 1 >= len(argv):
                 raise PlotError("--y takes a counter name such as pf_taken", 2)
             counter = argv[i + 1]
+            opts += [a, counter]
             i += 2
             continue
         if a.startswith("--y="):
             counter = a[4:]
+            opts.append(a)
             i += 1
             continue
         if a.startswith("-") and len(a) > 1:
@@ -387,10 +407,31 @@ def parse(argv):
     inputs = []
     while rest and rest[0].endswith(".json"):
         inputs.append(rest.pop(0))
+    for a in rest:
+        why = _not_results(a)
+        if why and (not inputs or os.path.exists(a)):
+            raise PlotError(why, 2)
+        if why:
+            raise PlotError("OUT-PREFIX %s: the plot is OUT-PREFIX.png (or .svg); name it without %s"
+                            % (a, os.path.splitext(a)[1]), 2)
+    if not inputs and any(a.endswith(".json") for a in rest):
+        # "scripts/plot x.png c.json": the output first. Say the line in the right order.
+        files = [a for a in rest if a.endswith(".json")]
+        others = [a for a in rest if not a.endswith(".json")]
+        raise PlotError("'%s' comes before the results file%s: the results files go first, then OUT-PREFIX; "
+                        "write: scripts/plot %s" % (rest[0], "s" if len(files) > 1 else "",
+                                                   _cmdline(opts + files + others)), 2)
     if not inputs or len(rest) > 2:
         raise PlotError("usage", 2)
     prefix = rest[0] if rest else inputs[0][: -len(".json")]
-    fmt = rest[1] if len(rest) > 1 else "png"
+    fmt = rest[1] if len(rest) > 1 else None
+    # "x.png" as OUT-PREFIX is the file itself (not x.png.png), and says the format.
+    base, ext = os.path.splitext(prefix)
+    if ext[1:].lower() in TERMINALS:
+        if fmt and fmt != ext[1:].lower():
+            raise PlotError("OUT-PREFIX %s says %s, the format argument %s: give one of them" % (prefix, ext[1:], fmt), 2)
+        prefix, fmt = base, ext[1:].lower()
+    fmt = fmt or "png"
     if fmt not in TERMINALS:
         raise PlotError("format must be png or svg, not '%s'" % fmt, 2)
     if counter and not all(c.isalnum() or c == "_" for c in counter):
@@ -402,6 +443,7 @@ USAGE = "usage: scripts/plot [--y COUNTER] RESULTS.json [MORE.json...] [OUT-PREF
 
 
 def main(argv):
+    jobs, written, temps = [], [], []
     try:
         parsed = parse(argv)
         if parsed is None:
@@ -419,33 +461,44 @@ def main(argv):
         out = "%s.%s" % (prefix, fmt)
         tmp = tempfile.mkdtemp(prefix="plot.")
         try:
-            jobs = []
             if files[0].kind == "compare":
                 if len(files) > 1 or counter:
                     raise PlotError("a --compare file is plotted alone, as phase bars (no --y, no other files)", 2)
-                jobs.append((out, compare_plot(files[0], out, TERMINALS[fmt], tmp)))
+                jobs.append((out, lambda o: compare_plot(files[0], o, TERMINALS[fmt], tmp)))
                 if has_progress(files[0]):
-                    more = "%s-progress.%s" % (prefix, fmt)
-                    jobs.append((more, progress_plot(files[0], more, TERMINALS[fmt], tmp)))
+                    jobs.append(("%s-progress.%s" % (prefix, fmt),
+                                 lambda o: progress_plot(files[0], o, TERMINALS[fmt], tmp)))
             else:
-                jobs.append((out, sweep_plot(files, counter, out, TERMINALS[fmt], tmp)))
-            for k, (path, gp) in enumerate(jobs):
+                jobs.append((out, lambda o: sweep_plot(files, counter, o, TERMINALS[fmt], tmp)))
+            for k, (path, draw) in enumerate(jobs):
+                # gnuplot draws into a temporary beside the file PATH names; it replaces that file once whole.
+                try:
+                    part = outfile.temporary(path)
+                except OutError as e:
+                    raise PlotError(str(e)) from None
+                temps.append(part)
+                gp = draw(part)
                 script = os.path.join(tmp, "plot%d.gp" % k)
                 with open(script, "w") as f:
                     f.write("\n".join(gp) + "\n")
                 ok, err = gnuplot.run(script)
-                if not ok or not os.path.exists(path) or os.path.getsize(path) == 0:
+                if not ok or os.path.getsize(part) == 0:
                     raise PlotError("gnuplot wrote nothing to %s%s" % (path, ": " + err if err else ""))
+            for (path, _), part in zip(jobs, temps):
+                outfile.commit(part, path)
+                written.append(path)
         finally:
+            for part in temps:
+                outfile.discard(part)
             shutil.rmtree(tmp, ignore_errors=True)
     except PlotError as e:
         if str(e) == "usage":
             print(USAGE, file=sys.stderr)
         else:
             print("plot: %s" % e, file=sys.stderr)
-            if e.status == 2 and "usage" not in str(e) and "valid:" not in str(e):
+            if e.status == 2 and "usage" not in str(e) and "valid:" not in str(e) and "write:" not in str(e):
                 print(USAGE, file=sys.stderr)
         return e.status
-    for path, _ in jobs:
+    for path in written:
         print(path)
     return 0

@@ -179,7 +179,8 @@ void order_done(struct order_plan *p, uint64_t gpa, uint64_t len, uint64_t t_ns)
  */
 #define SANDBOX_MAX_STATS 32 /* KVM stats fds: the VM's and 31 vCPUs' */
 #define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
-#define SANDBOX_MAX_DIRS  2  /* their directories: the results' and the trace's */
+#define SANDBOX_MAX_DIRS \
+	3 /* their directories: the results', the trace's, the record's */
 enum sandbox_slot {
 	SLOT_PID,   /* tgkill's target process */
 	SLOT_VCPU,  /* SANDBOX_VCPU: its vCPU fd */

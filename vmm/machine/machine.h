@@ -493,6 +493,8 @@ void paging_stop(struct paging *pg, double t_exec, double guest_entry);
 int paging_record_error(const struct paging *pg); /* -errno of writing the record, or 0 */
 /* The fds the main thread writes after its sandbox is on (stop eventfd, record). Count. */
 int paging_main_fds(const struct paging *pg, int *fds, int max);
+/* The directory the record is renamed into at the end (the sandbox allows it), or -1. */
+int paging_main_dirfd(const struct paging *pg);
 /* What the handlers did, for the report. */
 struct paging_facts {
 	const struct uffd_pager *uffd;

@@ -51,11 +51,11 @@ struct paging {
 	struct vm *vm;
 	struct uffd_pager *uffd;
 	int sandbox;
-	int record_fd;	  /* --record-touch, opened at plan time; -1 */
-	int started;	  /* the handlers ran (uffd_start succeeded) */
-	int record_err;	  /* -errno of writing the record */
-	size_t recorded;  /* pages written to the record */
-	double t_started; /* registration and handlers ready */
+	struct mm_outfile record; /* --record-touch, opened at plan time (fd -1: none) */
+	int started;		  /* the handlers ran (uffd_start succeeded) */
+	int record_err;		  /* -errno of writing the record */
+	size_t recorded;	  /* pages written to the record */
+	double t_started;	  /* registration and handlers ready */
 	struct uffd_stats total;
 	int have_total;
 	/* The handlers' histogram summed at each timeline mark (phase i's end). */
@@ -98,7 +98,7 @@ int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
 		return -ENOMEM;
 	}
 	pg->cfg = cfg;
-	pg->record_fd = -1;
+	pg->record = (struct mm_outfile){ .fd = -1, .dirfd = -1 };
 	if (!uc.threads)
 		uc.threads = paging_default_threads(cfg);
 	r = uffd_open(cfg->backing, cfg->mem_bytes, cfg->backing->id == MM_MEMFD, &uc,
@@ -106,13 +106,14 @@ int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
 	if (r)
 		goto fail;
 	if (cfg->record_touch_path) {
-		/* Now: the sandbox allows no open(2) when the run ends. */
-		pg->record_fd = open(cfg->record_touch_path,
-				     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (pg->record_fd < 0) {
-			r = -errno;
-			snprintf(err, errlen, "--record-touch %s: %s",
-				 cfg->record_touch_path, strerror(-r));
+		/*
+		 * Now: the sandbox allows no open(2) when the run ends. A
+		 * temporary beside the file (through a symlink), renamed over it
+		 * once complete: a killed run leaves an earlier record as it was.
+		 */
+		r = mm_outfile_open(&pg->record, "--record-touch", cfg->record_touch_path,
+				    err, errlen);
+		if (r) {
 			r = -EINVAL; /* a usage error, not the host's */
 			goto fail;
 		}
@@ -157,15 +158,20 @@ int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_
 	return r;
 }
 
-/* close(2) is where some file systems report a failed write. */
+/* Put a complete record in place (fsync, rename), or leave the earlier file as it was. */
 static void close_record(struct paging *pg)
 {
-	if (pg->record_fd >= 0 && close(pg->record_fd) && !pg->record_err) {
-		pg->record_err = -errno;
-		fprintf(stderr, "minivmm: --record-touch %s: %s\n",
-			pg->cfg->record_touch_path, strerror(errno));
+	char err[MM_PATH_BYTES + 256];
+
+	if (pg->record.fd < 0)
+		return;
+	if (pg->record_err || !pg->started) {
+		mm_outfile_discard(&pg->record);
+		return;
 	}
-	pg->record_fd = -1;
+	pg->record_err = mm_outfile_commit(&pg->record, err, sizeof(err));
+	if (pg->record_err)
+		fprintf(stderr, "minivmm: %s\n", err);
 }
 
 void paging_stop(struct paging *pg, double t_exec, double guest_entry)
@@ -180,7 +186,7 @@ void paging_stop(struct paging *pg, double t_exec, double guest_entry)
 	uffd_stop(pg->uffd);
 	uffd_stats(pg->uffd, UINT32_MAX, &pg->total);
 	pg->have_total = pg->started;
-	if (pg->record_fd < 0 || !pg->started) {
+	if (pg->record.fd < 0 || !pg->started) {
 		close_record(pg);
 		return;
 	}
@@ -199,7 +205,7 @@ void paging_stop(struct paging *pg, double t_exec, double guest_entry)
 			*c = '_';
 	if (!pg->record_err)
 		pg->record_err = touch_order_write(
-			pg->record_fd, pg->cfg->mem_bytes, uffd_page_bytes(pg->uffd), t,
+			pg->record.fd, pg->cfg->mem_bytes, uffd_page_bytes(pg->uffd), t,
 			n, (uint64_t)(t_exec * NSEC_PER_SEC), extra);
 	pg->recorded = pg->record_err ? 0 : n;
 	if (pg->record_err)
@@ -222,9 +228,14 @@ int paging_main_fds(const struct paging *pg, int *fds, int max)
 		return 0;
 	if (n < max)
 		fds[n++] = uffd_stop_fd(pg->uffd); /* paging_stop writes it */
-	if (pg->record_fd >= 0 && n < max)
-		fds[n++] = pg->record_fd;
+	if (pg->record.fd >= 0 && n < max)
+		fds[n++] = pg->record.fd;
 	return n;
+}
+
+int paging_main_dirfd(const struct paging *pg)
+{
+	return pg ? pg->record.dirfd : -1;
 }
 
 void paging_free(struct paging *pg)
@@ -232,8 +243,7 @@ void paging_free(struct paging *pg)
 	if (!pg)
 		return;
 	uffd_free(pg->uffd);
-	if (pg->record_fd >= 0)
-		close(pg->record_fd); /* the run never got to paging_stop */
+	mm_outfile_discard(&pg->record); /* the run never got to paging_stop */
 	free(pg);
 }
 

@@ -117,6 +117,32 @@ class Merge(unittest.TestCase):
                 self.assertEqual(f.read(4), b"\x89PNG")
             self.assertIn("plot: " + p, out)
 
+    def test_default_prefix_beside_the_inputs(self):
+        # scripts/merge DIR writes DIR/merged.*, not into the current directory.
+        status, out, err = self.run_merge(self.inp)
+        self.assertEqual(status, 0, err)
+        csv_path = os.path.join(self.inp, "merged.csv")
+        self.assertIn("csv: " + csv_path, out)
+        self.assertTrue(os.path.exists(os.path.join(self.inp, "merged.csv")))
+        self.assertEqual(merge.default_prefix([os.path.join(self.inp, "vm", "flat.json"),
+                                               os.path.join(self.inp, "epyc")]),
+                         os.path.join(self.inp, "merged"))
+        self.assertEqual(merge.default_prefix(["a.json", "b.json"]), "merged")
+        self.assertEqual(merge.default_prefix(["res/x/a.json", "res/y"]), os.path.join("res", "merged"))
+
+    def test_through_links(self):
+        # --out through a dangling link: the files the links name are written, the links stay.
+        real = os.path.join(self.tmp, "real")
+        os.makedirs(real)
+        for ext in (".csv", ".txt", "-total_ms.png"):
+            os.symlink(os.path.join(real, "m" + ext), self.prefix + ext)
+        status, _, err = self.run_merge(self.inp, "--out", self.prefix)
+        self.assertEqual(status, 0, err)
+        for ext in (".csv", ".txt") + (("-total_ms.png",) if gnuplot.available() else ()):
+            self.assertTrue(os.path.islink(self.prefix + ext), ext)
+            self.assertGreater(os.path.getsize(os.path.join(real, "m" + ext)), 0, ext)
+        self.assertFalse([f for f in os.listdir(real) if f.endswith(".tmp")])
+
     def test_journals(self):
         j = os.path.join(self.inp, "vm", "cell.json.partial")
         with open(fixture("results", "flat.json")) as f:

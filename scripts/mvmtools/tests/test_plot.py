@@ -51,6 +51,24 @@ class Messages(unittest.TestCase):
         self.assertEqual(run(fixture("results", "flat.json"), "p", "jpg")[0], 2)
         self.assertIn("alone", run(fixture("results", "compare.json"), fixture("results", "flat.json"))[2])
 
+    def test_swapped_arguments_say_the_line(self):
+        status, _, err = run("x.png", fixture("results", "flat.json"))
+        self.assertEqual(status, 2)
+        self.assertIn("'x.png' comes before the results file: the results files go first, then OUT-PREFIX; "
+                      "write: scripts/plot %s x.png" % fixture("results", "flat.json"), err)
+
+    def test_tsv_is_not_results(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            p = os.path.join(tmp, "roof.tsv")
+            open(p, "w").close()
+            status, _, err = run(p)
+            self.assertEqual(status, 2)
+            self.assertIn("roof.tsv is a TSV (bench/roofline's is read by minivmm --roofline", err)
+            self.assertIn("the plot is OUT-PREFIX.png", run(fixture("results", "flat.json"), "new.tsv")[2])
+        finally:
+            shutil.rmtree(tmp)
+
     def test_no_sweep(self):
         self.assertIn("has no sweep records", run(fixture("results", "hello.json"), "/tmp/x")[2])
 
@@ -148,6 +166,26 @@ class Drawn(unittest.TestCase):
         self.assertEqual(printed.strip(), os.path.join(self.tmp, "compare.svg"))
         with open(out + ".png", "rb") as f:
             self.assertEqual(f.read(4), b"\x89PNG")
+
+    def test_png_prefix_is_the_file(self):
+        # "scripts/plot c.json x.png" writes x.png, not x.png.png; x.svg says svg.
+        out = os.path.join(self.tmp, "x.png")
+        status, printed, err = run(fixture("results", "flat.json"), out)
+        self.assertEqual((status, printed.strip()), (0, out), err)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["x.png"])
+        status, printed, _ = run(fixture("results", "flat.json"), os.path.join(self.tmp, "y.svg"))
+        self.assertEqual(printed.strip(), os.path.join(self.tmp, "y.svg"))
+        self.assertEqual(run(fixture("results", "flat.json"), out, "svg")[0], 2)
+
+    def test_through_a_dangling_link(self):
+        os.makedirs(os.path.join(self.tmp, "real"))
+        os.symlink("real/c3.png", os.path.join(self.tmp, "c3.png"))
+        status, _, err = run(fixture("results", "compare3.json"), os.path.join(self.tmp, "c3"))
+        self.assertEqual(status, 0, err)
+        self.assertTrue(os.path.islink(os.path.join(self.tmp, "c3.png")))
+        with open(os.path.join(self.tmp, "real", "c3.png"), "rb") as f:
+            self.assertEqual(f.read(4), b"\x89PNG")
+        self.assertEqual(sorted(os.listdir(os.path.join(self.tmp, "real"))), ["c3.png"])  # no temporary left
 
     def test_progress_plot(self):
         # A --compare file with the touch frontier: the bars and the frontiers, both printed.

@@ -1,0 +1,309 @@
+/* Files written whole or not at all, through symlinks: a temporary beside the target, renamed over it. */
+#include "mm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * A file a run writes (results, trace, first-touch record, snapshot) is
+ * replaced only once its successor is complete: what is written goes to a
+ * temporary in the target's directory (so the rename is atomic), made
+ * durable with fsync and renamed over the target at the end. A process
+ * killed on the way (SIGKILL, the OOM killer, a node's end) leaves the
+ * previous file as it was.
+ *
+ * The target is found through symlinks, also dangling ones ("ln -s
+ * real.json link.json" before real.json exists): the temporary goes in the
+ * directory of the file the last link names, and the rename replaces that
+ * file, never the link.
+ *
+ * The temporary is an unnamed O_TMPFILE where the file system has them
+ * (nothing is left behind whatever kills the process); it gets its name,
+ * TARGET.minivmm-PID.tmp, only at the end (linkat through /proc/self/fd,
+ * then renameat: linkat does not replace). Elsewhere it is created under
+ * that name at once. Every ending the process sees removes a named one,
+ * and a later open with the same target removes those whose process is
+ * gone. Targets that are not regular files (/dev/null, a FIFO, a terminal)
+ * are written in place.
+ */
+
+#define LINK_HOPS_MAX 40 /* as the kernel's MAXSYMLINKS */
+
+static void tmp_name(const struct mm_outfile *o, char *buf, size_t len, long pid)
+{
+	snprintf(buf, len, "%s.minivmm-%ld.tmp", o->base, pid);
+}
+
+/* Remove TARGET.minivmm-PID.tmp files whose process is gone (SIGKILLed runs). */
+static void remove_stale(const struct mm_outfile *o)
+{
+	size_t blen = strlen(o->base);
+	int fd = dup(o->dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		const char *p = e->d_name;
+		char *end;
+		long pid;
+
+		if (strncmp(p, o->base, blen) || strncmp(p + blen, ".minivmm-", 9))
+			continue;
+		pid = strtol(p + blen + 9, &end, 10);
+		if (end == p + blen + 9 || strcmp(end, ".tmp") || pid <= 0)
+			continue;
+		if (kill((pid_t)pid, 0) && errno == ESRCH)
+			unlinkat(o->dirfd, p, 0);
+	}
+	closedir(d);
+}
+
+int mm_outfile_target(const char *path, char *out, size_t len)
+{
+	char cur[PATH_MAX], link[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(cur, sizeof(cur), "%s", path) >= (int)sizeof(cur))
+		return -ENAMETOOLONG;
+	for (int hops = 0;; hops++) {
+		ssize_t n;
+		char *slash;
+
+		if (lstat(cur, &st)) {
+			if (errno != ENOENT)
+				return -errno;
+			break; /* a new file, or a missing directory: open says which */
+		}
+		if (!S_ISLNK(st.st_mode))
+			break;
+		if (hops == LINK_HOPS_MAX)
+			return -ELOOP;
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		slash = strrchr(cur, '/');
+		if (link[0] == '/' || !slash) {
+			snprintf(cur, sizeof(cur), "%s", link);
+		} else {
+			/* Relative to the link's own directory. */
+			slash[1] = '\0';
+			if (strlen(cur) + strlen(link) >= sizeof(cur))
+				return -ENAMETOOLONG;
+			strcat(cur, link);
+		}
+	}
+	if (snprintf(out, len, "%s", cur) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* dirname of a path, "." for a bare name, "/" for one at the root. */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(buf, len, ".");
+	else if (slash == path)
+		snprintf(buf, len, "/");
+	else
+		snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+/*
+ * The target's directory (opened) and name, through symlinks. 0, or -errno
+ * with the reason in err (a missing directory is named, with what to type).
+ */
+static int locate(struct mm_outfile *o, struct stat *st, int *exists, char *err,
+		  size_t errlen)
+{
+	char real[PATH_MAX], dir[PATH_MAX], via[PATH_MAX + 32] = "";
+	const char *base;
+	int e;
+
+	if (!o->path[0] || o->path[strlen(o->path) - 1] == '/') {
+		snprintf(err, errlen, "%s %s: a directory, not a file name", o->what,
+			 o->path);
+		return -EISDIR;
+	}
+	e = mm_outfile_target(o->path, real, sizeof(real));
+	if (e) {
+		snprintf(err, errlen, "%s %s: %s", o->what, o->path, strerror(-e));
+		return e;
+	}
+	if (strcmp(real, o->path))
+		snprintf(via, sizeof(via), " (a link to %s)", real);
+	*exists = stat(real, st) == 0;
+	if (*exists && S_ISDIR(st->st_mode)) {
+		snprintf(err, errlen,
+			 "%s %s%s: a directory; name a file in it (%s/results.json)",
+			 o->what, o->path, via, o->path);
+		return -EISDIR;
+	}
+	base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+	if (snprintf(o->base, sizeof(o->base), "%s", base) >= (int)sizeof(o->base)) {
+		snprintf(err, errlen, "%s %s: %s", o->what, o->path,
+			 strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	dir_of(real, dir, sizeof(dir));
+	snprintf(o->dir, sizeof(o->dir), "%s", dir);
+	o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (o->dirfd >= 0)
+		return 0;
+	e = -errno;
+	if (e == -ENOENT)
+		snprintf(err, errlen,
+			 "%s %s%s: no directory %s (make it first: mkdir -p %s)", o->what,
+			 o->path, via, dir, dir);
+	else if (e == -ENOTDIR)
+		snprintf(err, errlen, "%s %s%s: %s is not a directory", o->what, o->path,
+			 via, dir);
+	else
+		snprintf(err, errlen, "%s %s%s: its directory %s: %s", o->what, o->path,
+			 via, dir, strerror(-e));
+	return e;
+}
+
+/* The temporary: unnamed where the file system can, else named at once. 0 or -errno. */
+static int create_tmp(struct mm_outfile *o)
+{
+	o->fd = openat(o->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	if (o->fd >= 0) {
+		o->unnamed = 1;
+		snprintf(o->proc_path, sizeof(o->proc_path), "/proc/self/fd/%d", o->fd);
+		/* linkat at the end goes through /proc: it must be there now. */
+		if (access(o->proc_path, F_OK) == 0)
+			return 0;
+		close(o->fd);
+		o->unnamed = 0;
+	} else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+		return -errno;
+	}
+	o->fd = openat(o->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (o->fd < 0)
+		return -errno;
+	o->named = 1;
+	return 0;
+}
+
+/* A probe byte, written and taken back: a full disk or a read-only file system shows now. */
+static int probe(int fd, int regular)
+{
+	if (write(fd, "\n", 1) != 1)
+		return errno ? -errno : -EIO;
+	if (regular && (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET)))
+		return -errno;
+	return 0;
+}
+
+static void outfile_close(struct mm_outfile *o)
+{
+	if (o->named)
+		unlinkat(o->dirfd, o->tmp, 0);
+	o->named = 0;
+	if (o->fd >= 0)
+		close(o->fd);
+	if (o->dirfd >= 0)
+		close(o->dirfd);
+	o->fd = o->dirfd = -1;
+}
+
+int mm_outfile_open(struct mm_outfile *o, const char *what, const char *path, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	int exists = 0, e;
+
+	*o = (struct mm_outfile){ .what = what, .path = path, .fd = -1, .dirfd = -1 };
+	e = locate(o, &st, &exists, err, errlen);
+	if (!e && exists && !S_ISREG(st.st_mode)) {
+		/* A device, a FIFO, a socket: written in place (a device keeps the probe). */
+		close(o->dirfd);
+		o->dirfd = -1;
+		o->in_place = 1;
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		e = o->fd < 0 ? -errno : 0;
+		if (!e && S_ISCHR(st.st_mode))
+			e = probe(o->fd, 0);
+		if (e)
+			snprintf(err, errlen, "%s %s: %s%s", what, path,
+				 o->fd >= 0 ? "cannot write: " : "", strerror(-e));
+	} else if (!e) {
+		remove_stale(o);
+		tmp_name(o, o->tmp, sizeof(o->tmp), (long)getpid());
+		e = create_tmp(o);
+		if (e)
+			snprintf(err, errlen, "%s %s: %s", what, path, strerror(-e));
+		if (!e && exists)
+			fchmod(o->fd, st.st_mode & 07777); /* the file keeps its mode */
+		if (!e) {
+			e = probe(o->fd, 1);
+			if (e)
+				snprintf(err, errlen, "%s %s: cannot write: %s", what,
+					 path, strerror(-e));
+		}
+	}
+	if (e)
+		outfile_close(o);
+	return e;
+}
+
+int mm_outfile_commit(struct mm_outfile *o, char *err, size_t errlen)
+{
+	int e = 0;
+
+	if (o->fd < 0)
+		return 0;
+	if (o->in_place) {
+		/* close(2) is where some file systems (NFS) report a failed write. */
+		e = close(o->fd) ? -errno : 0;
+		o->fd = -1;
+	} else {
+		if (fsync(o->fd))
+			e = -errno;
+		if (!e && o->unnamed) {
+			if (linkat(AT_FDCWD, o->proc_path, o->dirfd, o->tmp,
+				   AT_SYMLINK_FOLLOW))
+				e = -errno;
+			else
+				o->named = 1;
+		}
+		if (!e && renameat(o->dirfd, o->tmp, o->dirfd, o->base))
+			e = -errno;
+		if (!e) {
+			o->named = 0;
+			fsync(o->dirfd); /* the rename itself, durable */
+		}
+	}
+	if (e)
+		snprintf(err, errlen, "%s %s: %s; the file there is as it was", o->what,
+			 o->path, strerror(-e));
+	outfile_close(o);
+	return e;
+}
+
+void mm_outfile_discard(struct mm_outfile *o)
+{
+	outfile_close(o);
+}
+
+void mm_outfile_unlink_now(const struct mm_outfile *o)
+{
+	if (o->named)
+		unlinkat(o->dirfd, o->tmp, 0);
+}
