@@ -97,7 +97,7 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 			  const struct mm_file *file, char *err, size_t errlen)
 {
 	char buf[4096], path[160];
-	uint64_t avail;
+	uint64_t avail, fits;
 
 	/* A file's allocated pages are backed already: only its holes need memory. */
 	if (file)
@@ -134,12 +134,15 @@ int mm_ram_check_capacity(const struct mm_backend *b, uint64_t size,
 	avail = mm_meminfo_available(buf);
 	if (!avail || avail >= size)
 		return 0;
+	/* What fits now, in the backing's pages; or lazy, which backs only what the guest touches. */
+	fits = (avail + (file ? file->held_before : 0)) / b->page_bytes * b->page_bytes;
 	snprintf(
 		err, errlen,
-		"cannot back %llu MiB of guest RAM up front%s: the host has %llu MiB available (MemAvailable)",
+		"cannot back %llu MiB of guest RAM up front%s: the host has %llu MiB available (MemAvailable); use --mem %lluM or less, or leave out --eager (lazy backs only the pages the guest touches)",
 		(unsigned long long)(size >> 20),
 		file ? " (the file's unallocated part)" : "",
-		(unsigned long long)(avail >> 20));
+		(unsigned long long)(avail >> 20),
+		(unsigned long long)(((fits >> 21) << 21) >> 20)); /* whole 2 MiB */
 	return -ENOMEM;
 }
 

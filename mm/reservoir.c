@@ -1,6 +1,7 @@
 /* The reservoir's leases: exclusive ranges of a pre-zeroed pool, scrubbed after each lessee. */
 #include "mm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -37,6 +38,29 @@ void mm_reservoir_path(char *buf, size_t len, const char *dir, const char *name)
 	snprintf(buf, len, "%s/%s", dir, name);
 }
 
+/* A directory of dir that is a reservoir ("reservoir" first), its name in buf: 1, or 0. */
+static int reservoir_below(const char *dir, char *buf, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[MM_PATH_BYTES + 300];
+	int found = 0;
+
+	while (d && (e = readdir(d)) && found < 2) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/reservoir.info", dir, e->d_name);
+		if (access(path, R_OK))
+			continue;
+		if (!found || !strcmp(e->d_name, "reservoir"))
+			snprintf(buf, len, "%s", e->d_name);
+		found = !strcmp(e->d_name, "reservoir") ? 2 : 1;
+	}
+	if (d)
+		closedir(d);
+	return found > 0;
+}
+
 int mm_reservoir_info_read(const char *dir, struct mm_reservoir_info *info, char *err,
 			   size_t errlen)
 {
@@ -49,7 +73,14 @@ int mm_reservoir_info_read(const char *dir, struct mm_reservoir_info *info, char
 	f = fopen(path, "re");
 	if (!f) {
 		int e = errno;
+		char below[256];
 
+		/* "--reservoir /run/minivmm": the parent of one (the default is .../reservoir). */
+		if (reservoir_below(dir, below, sizeof(below))) {
+			snprintf(err, errlen, "no reservoir at %s; did you mean %s/%s?", dir, dir,
+				 below);
+			return -e;
+		}
 		snprintf(
 			err, errlen,
 			"no reservoir at %s (%s): make one with scripts/reservoir create SIZE --dir %s",
@@ -409,11 +440,24 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 	if (r)
 		return r;
 	snprintf(li->dir, sizeof(li->dir), "%s", dir);
-	if (size > info->bytes || size % info->unit_bytes) {
+	if (size > info->bytes) {
 		snprintf(
 			err, errlen,
-			"--reservoir %s: guest RAM of %llu MiB does not fit: the reservoir has %llu MiB in units of %llu MiB",
-			dir, MIB(size), MIB(info->bytes), MIB(info->unit_bytes));
+			"--reservoir %s: guest RAM of %llu MiB does not fit: the reservoir has %llu MiB; use --mem %lluM or less, or make a larger one: scripts/reservoir destroy --dir %s && scripts/reservoir create %lluM --page %s --dir %s",
+			dir, MIB(size), MIB(info->bytes), MIB(info->bytes), dir, MIB(size),
+			info->page_bytes >= (1ULL << 30)  ? "1g"
+			: info->page_bytes >= (2ULL << 20) ? "2m"
+							   : "4k",
+			dir);
+		return -EINVAL;
+	}
+	if (size % info->unit_bytes) {
+		snprintf(
+			err, errlen,
+			"--reservoir %s: guest RAM of %llu MiB is not a whole number of the reservoir's %llu MiB units; use --mem %lluM or --mem %lluM",
+			dir, MIB(size), MIB(info->unit_bytes),
+			MIB(size / info->unit_bytes * info->unit_bytes),
+			MIB((size / info->unit_bytes + 1) * info->unit_bytes));
 		return -EINVAL;
 	}
 	mm_reservoir_path(path, sizeof(path), dir, "pool/mem");

@@ -34,7 +34,8 @@
 #define POLL_NS		(50 * 1000 * 1000)
 #define DEFAULT_WAIT_S	120.0
 
-static const char *prog = "reservoir";
+static const char *prog = "reservoir", *invoked = "reservoir"; /* its name, and argv[0] */
+static char rest_opts[512]; /* create's options but SIZE, for the command lines it suggests */
 
 static double mono_s(void)
 {
@@ -213,8 +214,17 @@ static int cmd_create(const char *dir, uint64_t bytes, const struct mm_backend *
 								 : SZ_2M };
 	snprintf(info.backing, sizeof(info.backing), "%s", b->name);
 	if (bytes % info.unit_bytes) {
-		fprintf(stderr, "%s: SIZE must be a multiple of %llu MiB for %s pages\n",
-			prog, MIB(info.unit_bytes), b->name);
+		unsigned long long below = MIB(bytes / info.unit_bytes * info.unit_bytes),
+				   above = below + MIB(info.unit_bytes);
+		char or_above[48] = "";
+
+		if (below)
+			snprintf(or_above, sizeof(or_above), " (or %lluM)", above);
+		fprintf(stderr,
+			"%s: SIZE must be a multiple of %llu MiB for %s pages; write: %s create %lluM%s%s\n",
+			prog, MIB(info.unit_bytes), b->name, invoked, below ? below : above,
+			rest_opts, or_above);
+		rmdir(dir); /* main made it; empty, it goes again */
 		return EXIT_USAGE;
 	}
 	units = bytes / info.unit_bytes;
@@ -583,6 +593,12 @@ int main(int argc, char **argv)
 	int all = 0;
 
 	prog = argc > 0 ? basename(argv[0]) : prog;
+	invoked = argc > 0 ? argv[0] : prog;
+	/* create's options as given, for the corrected command lines. */
+	for (int i = 2, at = 0; i < argc && at < (int)sizeof(rest_opts); i++)
+		if (!isdigit((unsigned char)argv[i][0]) || (i > 2 && argv[i - 1][0] == '-'))
+			at += snprintf(rest_opts + at, sizeof(rest_opts) - (size_t)at, " %s",
+				       argv[i]);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return argc < 2 ? usage(NULL) : (usage(NULL), 0);
 	cmd = argv[1];
@@ -604,6 +620,13 @@ int main(int argc, char **argv)
 			   isdigit((unsigned char)*a)) {
 			if (mm_parse_size(a, &size) || !size)
 				return usage("SIZE: bytes, or with K/M/G/T");
+			/* "create 512": bytes, which nobody means for a pool of pages. */
+			if (strspn(a, "0123456789") == strlen(a) && size < SZ_2M) {
+				fprintf(stderr,
+					"%s: create %s: read as %s bytes (no K/M/G/T suffix); for %s MiB write: %s create %sM%s\n",
+					prog, a, a, a, invoked, a, rest_opts);
+				return EXIT_USAGE;
+			}
 		} else {
 			fprintf(stderr, "%s: unexpected '%s'\n", prog, a);
 			return usage(NULL);
@@ -617,16 +640,17 @@ int main(int argc, char **argv)
 	else if (strcmp(cmd, "create") && realpath(dir, abs_dir))
 		dir = abs_dir;
 	if (!strcmp(cmd, "create")) {
+		/* Any case, as --mem takes it ("2M", "4K", "1G"). */
 		const struct mm_backend *b =
-			!strcmp(page, "4k")   ? &mm_backends[MM_MEMFD]
-			: !strcmp(page, "2m") ? &mm_backends[MM_HUGETLB2M]
-			: !strcmp(page, "1g") ? &mm_backends[MM_HUGETLB1G]
-					      : NULL;
+			!strcasecmp(page, "4k")	  ? &mm_backends[MM_MEMFD]
+			: !strcasecmp(page, "2m") ? &mm_backends[MM_HUGETLB2M]
+			: !strcasecmp(page, "1g") ? &mm_backends[MM_HUGETLB1G]
+						  : NULL;
 
 		if (!size)
 			return usage("create: SIZE is missing");
 		if (!b)
-			return usage("--page: 4k, 2m or 1g");
+			return usage("--page: 4k, 2m or 1g (any case)");
 		return cmd_create(dir, size, b);
 	}
 	if (!strcmp(cmd, "status"))

@@ -20,7 +20,19 @@ expect other-load-address 2 'built for load address 0x200000' '' -- \
 	$MINIVMM --mem 64M "$B/otherload.bin"
 expect mem-garbage 2 "--mem: 'lots' is not a size" '' -- $MINIVMM --mem lots "$GUEST"
 expect mem-zero 2 '--mem 0: below the minimum' '' -- $MINIVMM --mem 0 "$GUEST"
-expect mem-unaligned 2 'not a multiple of 2M' '' -- $MINIVMM --mem 65M "$GUEST"
+expect mem-unaligned 2 '--mem 65M: not a multiple of 2M; write --mem 64M or --mem 66M$' '' -- $MINIVMM --mem 65M "$GUEST"
+expect mem-below-minimum 2 '--mem 7M: below the minimum of 8M; write --mem 8M or more$' '' -- $MINIVMM --mem 7M "$GUEST"
+# Lazy guest RAM beyond MemAvailable runs, and says once that it is overcommitted;
+# eager beyond it is refused with the --mem that fits.
+over=$(awk '/^MemAvailable:/ { m = int($2 / 1024 / 1024) * 2 + 2; print (m > 1024 ? 1024 : m) "G" }' /proc/meminfo)
+expect mem-overcommitted-note 0 'note: --mem [0-9]+ MiB is more than the host.s [0-9]+ MiB available \(MemAvailable\): guest RAM is overcommitted.*--mem [0-9]+M or less fits now' '' -- \
+	$MINIVMM -q --mem "$over" "$GUEST" -- hello
+[ "$(grep -c overcommitted "$OUT/mem-overcommitted-note.err")" = 1 ] && pass mem-overcommitted-once ||
+	fail mem-overcommitted-once "$(cat "$OUT/mem-overcommitted-note.err")"
+expect mem-eager-beyond-available 3 'MiB available \(MemAvailable\); use --mem [0-9]+M or less, or leave out --eager' '' -- \
+	$MINIVMM -q --mem "$over" --eager=populate "$GUEST" -- hello
+expect timeout-with-unit 2 '--timeout 5s: SEC is a plain number of seconds; write --timeout 5$' '' -- \
+	$MINIVMM --timeout 5s "$GUEST"
 expect mem-below-image 2 'too small for this guest' '' -- $MINIVMM --mem 8M "$GUEST"
 # The same message says what to type.
 grep -q -- 'use --mem 10M or more' "$OUT/mem-below-image.err" && pass mem-below-image-fits ||

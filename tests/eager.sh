@@ -35,8 +35,10 @@ hugetlb_case hugetlb2m $H/hugepages-2048kB 32 64M
 hugetlb_case hugetlb1g $H/hugepages-1048576kB 1 1G
 expect hugetlb-pool-too-small 3 'hugetlb pool has [0-9]+ free pages.*echo [0-9]+ > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages' '' -- \
 	$MINIVMM --mem 256G --backing hugetlb2m $GUEST -- hello
-expect hugetlb1g-unaligned 2 'multiple of that backing' '' -- \
+expect hugetlb1g-unaligned 2 'multiple of its 1 GiB pages; write --mem 1G or --mem 2G$' '' -- \
 	$MINIVMM --mem 1026M --backing hugetlb1g $GUEST -- hello
+expect hugetlb1g-below-a-page 2 'multiple of its 1 GiB pages; write --mem 1G$' '' -- \
+	$MINIVMM --mem 512M --backing hugetlb1g $GUEST -- hello
 
 # --eager=populate: resident afterwards, and the first flat pass is much faster than lazy.
 F="flat --max-mib 64 --iterations 2"

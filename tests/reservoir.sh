@@ -160,6 +160,12 @@ else
 	R2=$RV/res2m
 	expect reservoir-usage 2 'SIZE is missing' '' -- $RES create --dir "$R2"
 	expect reservoir-none 3 'no reservoir at' '' -- $RES status --dir "$R2"
+	# Sizes and pages as --mem takes them, or the line to type.
+	expect reservoir-size-without-unit 2 "create 512: read as 512 bytes \(no K/M/G/T suffix\); for 512 MiB write: $RES create 512M --dir $R2\$" '' -- \
+		$RES create 512 --dir "$R2"
+	expect reservoir-size-not-a-page 2 "SIZE must be a multiple of 2 MiB for hugetlb2m pages; write: $RES create 32M --page 2M --dir $R2 \(or 34M\)" '' -- \
+		$RES create 33M --page 2M --dir "$R2"
+	[ -e "$R2" ] && fail reservoir-refused-leaves-nothing "$R2 is there" || pass reservoir-refused-leaves-nothing
 	expect reservoir-lease-none 3 'no reservoir at' '' -- $RAW --reservoir "$R2" tests/bin/zeros.raw
 	expect reservoir-create 0 '' "reservoir $R2: 32 MiB of 2048 KiB pages \(hugetlbfs at .*\), allocated and zeroed in [0-9.]+ s \([0-9.]+ GiB/s\)" -- \
 		$RES create 32M --dir "$R2"
@@ -203,7 +209,10 @@ else
 		fi
 		expect reservoir-backing-mismatch 2 '--backing memfd maps files on tmpfs; the file is on hugetlbfs' '' -- \
 			$MINIVMM --mem 32M --backing memfd --reservoir "$R2" $GUEST -- exit 0
-		expect reservoir-too-big 2 'does not fit: the reservoir has 32 MiB' '' -- $MINIVMM --mem 64M --reservoir "$R2" $GUEST -- exit 0
+		expect reservoir-too-big 2 "does not fit: the reservoir has 32 MiB; use --mem 32M or less, or make a larger one: scripts/reservoir destroy --dir $R2 && scripts/reservoir create 64M --page 2m --dir $R2" '' -- \
+			$MINIVMM --mem 64M --reservoir "$R2" $GUEST -- exit 0
+		expect reservoir-parent 3 "no reservoir at $RV; did you mean $RV/res2m\?" '' -- \
+			$MINIVMM --mem 32M --reservoir "$RV" $GUEST -- exit 0
 		expect reservoir-mem-path-on-pool 2 "is a reservoir's pool" '' -- $RAW --mem-path "$R2/pool/mem" tests/bin/zeros.raw
 		sleep 0.5
 		expect reservoir-scrub-all 0 '' '^scrub: 32 MiB in [0-9.]+ s \([0-9.]+ GiB/s\)' -- $RES scrub --all --dir "$R2"
@@ -220,7 +229,7 @@ else
 	fi
 	# 4 KiB pages on tmpfs: the same guarantee, with a zeroing pass.
 	R4=$RV/res4k
-	expect reservoir-4k-create 0 '' '32 MiB of 4 KiB pages \(tmpfs' -- $RES create 32M --page 4k --dir "$R4"
+	expect reservoir-4k-create 0 '' '32 MiB of 4 KiB pages \(tmpfs' -- $RES create 32M --page 4K --dir "$R4"
 	expect reservoir-4k-pattern 0 '' '' -- $RAW --reservoir "$R4" tests/bin/pattern.raw
 	expect reservoir-4k-zero 0 '' 'all zero' -- $RAW --reservoir "$R4" -o "$OUT/lease4k.json" tests/bin/zeros.raw
 	jq_true reservoir-4k-json "$OUT/lease4k.json" '.config.backing == "memfd" and .ram.file.fs == "tmpfs"'

@@ -90,6 +90,8 @@ const char *options_default_guest(void);
  */
 const char *suggest_option(const char *typed, const char *const *names, unsigned n,
 			   char *buf, size_t len);
+/* The one of names[0..n) nearest typed (a typo: 2 edits or fewer), or NULL. */
+const char *suggest_name(const char *typed, const char *const *names, unsigned n);
 /* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
 const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
 

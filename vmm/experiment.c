@@ -171,6 +171,29 @@ static const char *mode_what(const struct experiment *x, unsigned m, char *buf,
 	return buf[0] ? buf + 1 : buf;
 }
 
+/*
+ * Fresh guest RAM larger than the host's MemAvailable, backed lazily: it
+ * runs, and is fine while the guest touches less than that, so it is not
+ * refused (eager is: mm_ram_check_capacity); it is said, once.
+ */
+static void note_overcommit(const struct config *cfg)
+{
+	char meminfo[4096];
+	uint64_t avail;
+
+	if (cfg->vm.mem_path || cfg->vm.reservoir || cfg->vm.backing->hugetlb_sysfs ||
+	    (cfg->vm.eager != EAGER_NONE && !cfg->compare && !cfg->vm.eager_background) ||
+	    mm_read_text("/proc/meminfo", meminfo, sizeof(meminfo)))
+		return;
+	avail = mm_meminfo_available(meminfo);
+	if (!avail || cfg->vm.mem_bytes <= avail)
+		return;
+	fprintf(stderr,
+		"minivmm: note: --mem %llu MiB is more than the host's %llu MiB available (MemAvailable): guest RAM is overcommitted; fine while the guest touches less than that, past it the kernel's OOM killer may end the run (--mem %lluM or less fits now)\n",
+		(unsigned long long)(cfg->vm.mem_bytes >> 20), (unsigned long long)(avail >> 20),
+		(unsigned long long)(((avail >> 21) << 21) >> 20));
+}
+
 int experiment_check(const struct config *cfg)
 {
 	struct experiment x = { .cfg = cfg };
@@ -180,6 +203,7 @@ int experiment_check(const struct config *cfg)
 		fprintf(stderr, "minivmm: %s\n", err);
 		return EXIT_USAGE;
 	}
+	note_overcommit(cfg);
 	return 0;
 }
 

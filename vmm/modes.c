@@ -142,9 +142,22 @@ int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *er
 		int m = find(p, len);
 
 		if (m < 0) {
-			snprintf(err, errlen, "--compare=%s: %s'%.*s': modes are %s",
-				 list, len ? "no mode " : "an empty mode name ", (int)len,
-				 p, mode_names(names, sizeof(names)));
+			const char *all[COMPARE_MODE_COUNT], *near;
+			char typed[32];
+
+			for (unsigned i = 0; i < COMPARE_MODE_COUNT; i++)
+				all[i] = compare_modes[i].name;
+			snprintf(typed, sizeof(typed), "%.*s", (int)len, p);
+			near = len ? suggest_name(typed, all, COMPARE_MODE_COUNT) : NULL;
+			if (!len)
+				snprintf(err, errlen,
+					 "--compare=%s: an empty mode name (two commas, or one at an end); modes are %s, e.g. --compare=lazy,eager",
+					 list, mode_names(names, sizeof(names)));
+			else
+				snprintf(err, errlen, "--compare=%s: no mode '%.*s'%s%s%s; modes are %s",
+					 list, (int)len, p, near ? " (did you mean " : "",
+					 near ? near : "", near ? "?)" : "",
+					 mode_names(names, sizeof(names)));
 			return -EINVAL;
 		}
 		for (unsigned i = 0; i < *n; i++)

@@ -36,6 +36,20 @@ static const char *names(char *buf, size_t len, const char *(*name)(unsigned),
 	return buf;
 }
 
+/* "; did you mean X?" when typed is a typo of a table's row name, else "". buf. */
+static const char *near(char *buf, size_t len, const char *typed,
+			const char *(*name)(unsigned), unsigned from, unsigned n)
+{
+	const char *all[64], *best;
+
+	for (unsigned i = from; i < n && i - from < ARRAY_SIZE(all); i++)
+		all[i - from] = name(i);
+	best = suggest_name(typed, all, n - from < ARRAY_SIZE(all) ? n - from : ARRAY_SIZE(all));
+	snprintf(buf, len, "%s%s%s", best ? "; did you mean " : "", best ? best : "",
+		 best ? "?" : "");
+	return buf;
+}
+
 static const char *backing_name(unsigned i)
 {
 	return mm_backends[i].name;
@@ -55,6 +69,23 @@ static int unsigned_arg(const char *arg, unsigned long max, unsigned long *out)
 	return errno || *end || !isdigit((unsigned char)*arg) || *out > max ? -EINVAL : 0;
 }
 
+/*
+ * The multiple of unit nearest bytes from below (up: from above, and never
+ * below the minimum) as --mem writes it: "64M", "2G". buf.
+ */
+static const char *mem_arg(char *buf, size_t len, uint64_t bytes, uint64_t unit, int up)
+{
+	uint64_t v = bytes / unit * unit + (up && bytes % unit ? unit : 0);
+
+	if (v < MVM_MIN_MEM_BYTES)
+		v = (MVM_MIN_MEM_BYTES + unit - 1) / unit * unit;
+	if (v % (1ULL << 30) == 0)
+		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
+	else
+		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
+	return buf;
+}
+
 static int set_mem(struct config *cfg, const char *arg)
 {
 	if (mm_parse_size(arg, &cfg->vm.mem_bytes))
@@ -66,11 +97,16 @@ static int set_mem(struct config *cfg, const char *arg)
 			"--mem %s: read as %s bytes (no K/M/G/T suffix), below the minimum of 8M; for %s MiB write --mem %sM",
 			arg, arg, arg, arg);
 	if (cfg->vm.mem_bytes < MVM_MIN_MEM_BYTES)
-		return bad("--mem %s: below the minimum of 8M", arg);
+		return bad("--mem %s: below the minimum of 8M; write --mem 8M or more", arg);
 	if (cfg->vm.mem_bytes > MVM_MAX_MEM_BYTES)
-		return bad("--mem %s: above the maximum of 1T", arg);
-	if (cfg->vm.mem_bytes % MVM_RAM_ALIGN_BYTES)
-		return bad("--mem %s: not a multiple of 2M", arg);
+		return bad("--mem %s: above the maximum of 1T; write --mem 1T or less", arg);
+	if (cfg->vm.mem_bytes % MVM_RAM_ALIGN_BYTES) {
+		char below[24], above[24];
+
+		return bad("--mem %s: not a multiple of 2M; write --mem %s or --mem %s", arg,
+			   mem_arg(below, sizeof(below), cfg->vm.mem_bytes, MVM_RAM_ALIGN_BYTES, 0),
+			   mem_arg(above, sizeof(above), cfg->vm.mem_bytes, MVM_RAM_ALIGN_BYTES, 1));
+	}
 	return 0;
 }
 
@@ -100,16 +136,21 @@ static int set_timeout(struct config *cfg, const char *arg)
 
 	errno = 0;
 	cfg->vm.timeout_s = strtod(arg, &end);
+	if (end != arg && !errno && !strcmp(end, "s") && cfg->vm.timeout_s > 0)
+		return bad("--timeout %s: SEC is a plain number of seconds; write --timeout %.*s",
+			   arg, (int)(end - arg), arg);
 	if (errno || *end || end == arg || !(cfg->vm.timeout_s > 0) ||
 	    cfg->vm.timeout_s > 1e7)
-		return bad("--timeout: '%s' is not a positive number of seconds", arg);
+		return bad(
+			"--timeout: '%s' is not a positive number of seconds (up to 10000000); e.g. --timeout 60",
+			arg);
 	return 0;
 }
 
 /* A HOW of --eager=HOW (or of background:HOW): 0, or -EINVAL after the message. */
 static int eager_how(struct config *cfg, const char *arg, const char *what, unsigned last)
 {
-	char list[128];
+	char list[128], guess[64];
 
 	for (unsigned i = EAGER_AUTO; i <= last; i++)
 		if (!strcmp(arg, eager_strategies[i].name)) {
@@ -117,12 +158,13 @@ static int eager_how(struct config *cfg, const char *arg, const char *what, unsi
 			return 0;
 		}
 	return bad(
-		"--eager=%s: %s are %s%s", what,
+		"--eager=%s: %s are %s%s%s", what,
 		last == EAGER_TOUCH ? "strategies" : "background's HOWs",
 		names(list, sizeof(list), strategy_name, EAGER_AUTO, last + 1),
 		last == EAGER_TOUCH
 			? ", background[:HOW]"
-			: " (touch runs in the guest before the workload: it cannot go beside it)");
+			: " (touch runs in the guest before the workload: it cannot go beside it)",
+		near(guess, sizeof(guess), arg, strategy_name, EAGER_AUTO, last + 1));
 }
 
 static int set_eager(struct config *cfg, const char *arg)
@@ -183,25 +225,27 @@ static const char *numa_policy_row_name(unsigned i)
 
 static int set_numa_policy(struct config *cfg, const char *arg)
 {
-	char list[64];
+	char list[64], guess[64];
 
 	for (unsigned i = 0; i < NUMA_POLICY_COUNT; i++)
 		if (!strcmp(arg, numa_policies[i].name)) {
 			cfg->vm.numa_policy = numa_policies[i].id;
 			return 0;
 		}
-	return bad("--numa-policy %s: policies are %s", arg,
-		   names(list, sizeof(list), numa_policy_row_name, 0, NUMA_POLICY_COUNT));
+	return bad("--numa-policy %s: policies are %s%s", arg,
+		   names(list, sizeof(list), numa_policy_row_name, 0, NUMA_POLICY_COUNT),
+		   near(guess, sizeof(guess), arg, numa_policy_row_name, 0, NUMA_POLICY_COUNT));
 }
 
 static int set_backing(struct config *cfg, const char *arg)
 {
-	char list[128];
+	char list[128], guess[64];
 
 	cfg->vm.backing = mm_backend_find(arg);
 	if (!cfg->vm.backing)
-		return bad("--backing %s: kinds are %s", arg,
-			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT));
+		return bad("--backing %s: kinds are %s%s", arg,
+			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT),
+			   near(guess, sizeof(guess), arg, backing_name, 0, MM_BACKING_COUNT));
 	cfg->vm.backing_set = 1;
 	return 0;
 }
@@ -261,15 +305,16 @@ static const char *paging_name(unsigned i)
 
 static int set_paging(struct config *cfg, const char *arg)
 {
-	char list[64];
+	char list[64], guess[64];
 
 	for (unsigned i = 0; i < PAGING_KIND_COUNT; i++)
 		if (!strcmp(arg, paging_kinds[i].name)) {
 			cfg->vm.paging = paging_kinds[i].id;
 			return 0;
 		}
-	return bad("--paging %s: kinds are %s", arg,
-		   names(list, sizeof(list), paging_name, 0, PAGING_KIND_COUNT));
+	return bad("--paging %s: kinds are %s%s", arg,
+		   names(list, sizeof(list), paging_name, 0, PAGING_KIND_COUNT),
+		   near(guess, sizeof(guess), arg, paging_name, 0, PAGING_KIND_COUNT));
 }
 
 static int set_uffd_threads(struct config *cfg, const char *arg)
@@ -479,6 +524,34 @@ static int compare_list_misplaced(int argc, char **argv, int i, char *msg, size_
 			at += (size_t)snprintf(msg + at, len - at, " %s%s%s", argv[k],
 					       k == i - 1 ? "=" : "",
 					       k == i - 1 ? argv[i] : "");
+	return 1;
+}
+
+/*
+ * "--compare=lazy, eager": the shell ended the list at the space, so its
+ * last mode would become the guest image. When the list ends with ',' and
+ * the next word (argv[next]) is not an option, say so with the words joined.
+ * 1 with msg set, or 0.
+ */
+static int list_split(int argc, char **argv, int next, const char *list, char *msg,
+		      size_t len)
+{
+	const char *words[argc + 1];
+	char joined[256], line[1024];
+	int n = 0;
+
+	if (!*list || list[strlen(list) - 1] != ',' || next >= argc || next < 1 ||
+	    argv[next][0] == '-')
+		return 0;
+	snprintf(joined, sizeof(joined), "--compare=%s%s", list, argv[next]);
+	for (int i = 0; i < argc; i++)
+		if (i == next - 1)
+			words[n++] = joined;
+		else if (i != next)
+			words[n++] = argv[i];
+	snprintf(msg, len,
+		 "--compare=%s %s: the space after the comma ended the list, and '%s' would be taken as the guest image; write the list without spaces: %s",
+		 list, argv[next], argv[next], suggest_cmdline(line, sizeof(line), words, n));
 	return 1;
 }
 
@@ -1034,6 +1107,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 				o = &opts[i];
 		if (!o)
 			return unknown_option(argv[optind - 1]);
+		if (o->set == set_compare && optarg)
+			if (list_split(argc, argv, optind, optarg, msg, sizeof(msg)))
+				return bad("%s", msg);
 		if (!o->set)
 			*o->flag(cfg) = 1;
 		else if (o->set(cfg, optarg))
@@ -1088,10 +1164,21 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			return bad("%s", why);
 		mm_roofline_free(roof);
 	}
-	if (cfg->vm.mem_bytes % cfg->vm.backing->page_bytes)
+	if (cfg->vm.mem_bytes % cfg->vm.backing->page_bytes) {
+		uint64_t page = cfg->vm.backing->page_bytes;
+		char below[24], above[24];
+
+		mem_arg(below, sizeof(below), cfg->vm.mem_bytes, page, 0);
+		mem_arg(above, sizeof(above), cfg->vm.mem_bytes, page, 1);
 		return bad(
-			"--backing %s: --mem must be a multiple of that backing's page size",
-			cfg->vm.backing->name);
+			"--backing %s: --mem must be a multiple of its %llu %s pages; write --mem %s%s%s",
+			cfg->vm.backing->name,
+			(unsigned long long)(page >= (1ULL << 30) ? page >> 30 : page >> 20),
+			page >= (1ULL << 30) ? "GiB" : "MiB",
+			strcmp(below, above) && cfg->vm.mem_bytes > page ? below : above,
+			strcmp(below, above) && cfg->vm.mem_bytes > page ? " or --mem " : "",
+			strcmp(below, above) && cfg->vm.mem_bytes > page ? above : "");
+	}
 	delay_given = cfg->vm.uffd_delay_us != UFFD_DELAY_UNSET;
 	if (!delay_given)
 		cfg->vm.uffd_delay_us = 0;

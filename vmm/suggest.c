@@ -78,6 +78,22 @@ const char *suggest_option(const char *typed, const char *const *names, unsigned
 	return buf;
 }
 
+const char *suggest_name(const char *typed, const char *const *names, unsigned n)
+{
+	size_t k = strlen(typed);
+	unsigned best = ~0u, which = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned d = names[i] ? distance(typed, names[i]) : ~0u;
+
+		if (d < best) {
+			best = d;
+			which = i;
+		}
+	}
+	return best <= 2 && best < k ? names[which] : NULL;
+}
+
 /* Words a shell passes as they are; anything else is quoted. */
 static int plain(const char *w)
 {

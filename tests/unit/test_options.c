@@ -214,7 +214,12 @@ void test_compare_modes(void)
 	      modes[4] == MODE_REPLAY);
 	CHECK(compare_modes_parse("lazy,nope", modes, &n, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(
-		err, "no mode 'nope': modes are lazy, eager, background, uffd, replay");
+		err, "no mode 'nope'; modes are lazy, eager, background, uffd, replay");
+	CHECK(compare_modes_parse("lazy,egaer", modes, &n, err, sizeof(err)) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "no mode 'egaer' (did you mean eager?)");
+	/* "--compare=lazy, eager": the list ends at the space; the next word is no image. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare=lazy,", "eager", NULL }) ==
+	      -EINVAL);
 	CHECK(compare_modes_parse("lazy", modes, &n, err, sizeof(err)) == -EINVAL);
 	CHECK(compare_modes_parse("lazy,,eager", modes, &n, err, sizeof(err)) == -EINVAL);
 	CHECK(compare_modes_parse("eager,lazy,eager", modes, &n, err, sizeof(err)) ==
