@@ -77,8 +77,8 @@ int mm_reservoir_info_read(const char *dir, struct mm_reservoir_info *info, char
 
 		/* "--reservoir /run/minivmm": the parent of one (the default is .../reservoir). */
 		if (reservoir_below(dir, below, sizeof(below))) {
-			snprintf(err, errlen, "no reservoir at %s; did you mean %s/%s?", dir, dir,
-				 below);
+			snprintf(err, errlen, "no reservoir at %s; did you mean %s/%s?",
+				 dir, dir, below);
 			return -e;
 		}
 		snprintf(
@@ -444,8 +444,9 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 		snprintf(
 			err, errlen,
 			"--reservoir %s: guest RAM of %llu MiB does not fit: the reservoir has %llu MiB; use --mem %lluM or less, or make a larger one: scripts/reservoir destroy --dir %s && scripts/reservoir create %lluM --page %s --dir %s",
-			dir, MIB(size), MIB(info->bytes), MIB(info->bytes), dir, MIB(size),
-			info->page_bytes >= (1ULL << 30)  ? "1g"
+			dir, MIB(size), MIB(info->bytes), MIB(info->bytes), dir,
+			MIB(size),
+			info->page_bytes >= (1ULL << 30)   ? "1g"
 			: info->page_bytes >= (2ULL << 20) ? "2m"
 							   : "4k",
 			dir);

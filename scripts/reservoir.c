@@ -35,7 +35,8 @@
 #define DEFAULT_WAIT_S	120.0
 
 static const char *prog = "reservoir", *invoked = "reservoir"; /* its name, and argv[0] */
-static char rest_opts[512]; /* create's options but SIZE, for the command lines it suggests */
+static char
+	rest_opts[512]; /* create's options but SIZE, for the command lines it suggests */
 
 static double mono_s(void)
 {
@@ -222,8 +223,8 @@ static int cmd_create(const char *dir, uint64_t bytes, const struct mm_backend *
 			snprintf(or_above, sizeof(or_above), " (or %lluM)", above);
 		fprintf(stderr,
 			"%s: SIZE must be a multiple of %llu MiB for %s pages; write: %s create %lluM%s%s\n",
-			prog, MIB(info.unit_bytes), b->name, invoked, below ? below : above,
-			rest_opts, or_above);
+			prog, MIB(info.unit_bytes), b->name, invoked,
+			below ? below : above, rest_opts, or_above);
 		rmdir(dir); /* main made it; empty, it goes again */
 		return EXIT_USAGE;
 	}
@@ -596,9 +597,10 @@ int main(int argc, char **argv)
 	invoked = argc > 0 ? argv[0] : prog;
 	/* create's options as given, for the corrected command lines. */
 	for (int i = 2, at = 0; i < argc && at < (int)sizeof(rest_opts); i++)
-		if (!isdigit((unsigned char)argv[i][0]) || (i > 2 && argv[i - 1][0] == '-'))
-			at += snprintf(rest_opts + at, sizeof(rest_opts) - (size_t)at, " %s",
-				       argv[i]);
+		if (!isdigit((unsigned char)argv[i][0]) ||
+		    (i > 2 && argv[i - 1][0] == '-'))
+			at += snprintf(rest_opts + at, sizeof(rest_opts) - (size_t)at,
+				       " %s", argv[i]);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return argc < 2 ? usage(NULL) : (usage(NULL), 0);
 	cmd = argv[1];

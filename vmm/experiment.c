@@ -190,7 +190,8 @@ static void note_overcommit(const struct config *cfg)
 		return;
 	fprintf(stderr,
 		"minivmm: note: --mem %llu MiB is more than the host's %llu MiB available (MemAvailable): guest RAM is overcommitted; fine while the guest touches less than that, past it the kernel's OOM killer may end the run (--mem %lluM or less fits now)\n",
-		(unsigned long long)(cfg->vm.mem_bytes >> 20), (unsigned long long)(avail >> 20),
+		(unsigned long long)(cfg->vm.mem_bytes >> 20),
+		(unsigned long long)(avail >> 20),
 		(unsigned long long)(((avail >> 21) << 21) >> 20));
 }
 

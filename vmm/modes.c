@@ -150,14 +150,17 @@ int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *er
 			snprintf(typed, sizeof(typed), "%.*s", (int)len, p);
 			near = len ? suggest_name(typed, all, COMPARE_MODE_COUNT) : NULL;
 			if (!len)
-				snprintf(err, errlen,
-					 "--compare=%s: an empty mode name (two commas, or one at an end); modes are %s, e.g. --compare=lazy,eager",
-					 list, mode_names(names, sizeof(names)));
+				snprintf(
+					err, errlen,
+					"--compare=%s: an empty mode name (two commas, or one at an end); modes are %s, e.g. --compare=lazy,eager",
+					list, mode_names(names, sizeof(names)));
 			else
-				snprintf(err, errlen, "--compare=%s: no mode '%.*s'%s%s%s; modes are %s",
-					 list, (int)len, p, near ? " (did you mean " : "",
-					 near ? near : "", near ? "?)" : "",
-					 mode_names(names, sizeof(names)));
+				snprintf(
+					err, errlen,
+					"--compare=%s: no mode '%.*s'%s%s%s; modes are %s",
+					list, (int)len, p, near ? " (did you mean " : "",
+					near ? near : "", near ? "?)" : "",
+					mode_names(names, sizeof(names)));
 			return -EINVAL;
 		}
 		for (unsigned i = 0; i < *n; i++)

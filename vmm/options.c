@@ -44,7 +44,8 @@ static const char *near(char *buf, size_t len, const char *typed,
 
 	for (unsigned i = from; i < n && i - from < ARRAY_SIZE(all); i++)
 		all[i - from] = name(i);
-	best = suggest_name(typed, all, n - from < ARRAY_SIZE(all) ? n - from : ARRAY_SIZE(all));
+	best = suggest_name(typed, all,
+			    n - from < ARRAY_SIZE(all) ? n - from : ARRAY_SIZE(all));
 	snprintf(buf, len, "%s%s%s", best ? "; did you mean " : "", best ? best : "",
 		 best ? "?" : "");
 	return buf;
@@ -97,15 +98,20 @@ static int set_mem(struct config *cfg, const char *arg)
 			"--mem %s: read as %s bytes (no K/M/G/T suffix), below the minimum of 8M; for %s MiB write --mem %sM",
 			arg, arg, arg, arg);
 	if (cfg->vm.mem_bytes < MVM_MIN_MEM_BYTES)
-		return bad("--mem %s: below the minimum of 8M; write --mem 8M or more", arg);
+		return bad("--mem %s: below the minimum of 8M; write --mem 8M or more",
+			   arg);
 	if (cfg->vm.mem_bytes > MVM_MAX_MEM_BYTES)
-		return bad("--mem %s: above the maximum of 1T; write --mem 1T or less", arg);
+		return bad("--mem %s: above the maximum of 1T; write --mem 1T or less",
+			   arg);
 	if (cfg->vm.mem_bytes % MVM_RAM_ALIGN_BYTES) {
 		char below[24], above[24];
 
-		return bad("--mem %s: not a multiple of 2M; write --mem %s or --mem %s", arg,
-			   mem_arg(below, sizeof(below), cfg->vm.mem_bytes, MVM_RAM_ALIGN_BYTES, 0),
-			   mem_arg(above, sizeof(above), cfg->vm.mem_bytes, MVM_RAM_ALIGN_BYTES, 1));
+		return bad("--mem %s: not a multiple of 2M; write --mem %s or --mem %s",
+			   arg,
+			   mem_arg(below, sizeof(below), cfg->vm.mem_bytes,
+				   MVM_RAM_ALIGN_BYTES, 0),
+			   mem_arg(above, sizeof(above), cfg->vm.mem_bytes,
+				   MVM_RAM_ALIGN_BYTES, 1));
 	}
 	return 0;
 }
@@ -137,8 +143,9 @@ static int set_timeout(struct config *cfg, const char *arg)
 	errno = 0;
 	cfg->vm.timeout_s = strtod(arg, &end);
 	if (end != arg && !errno && !strcmp(end, "s") && cfg->vm.timeout_s > 0)
-		return bad("--timeout %s: SEC is a plain number of seconds; write --timeout %.*s",
-			   arg, (int)(end - arg), arg);
+		return bad(
+			"--timeout %s: SEC is a plain number of seconds; write --timeout %.*s",
+			arg, (int)(end - arg), arg);
 	if (errno || *end || end == arg || !(cfg->vm.timeout_s > 0) ||
 	    cfg->vm.timeout_s > 1e7)
 		return bad(
@@ -234,7 +241,8 @@ static int set_numa_policy(struct config *cfg, const char *arg)
 		}
 	return bad("--numa-policy %s: policies are %s%s", arg,
 		   names(list, sizeof(list), numa_policy_row_name, 0, NUMA_POLICY_COUNT),
-		   near(guess, sizeof(guess), arg, numa_policy_row_name, 0, NUMA_POLICY_COUNT));
+		   near(guess, sizeof(guess), arg, numa_policy_row_name, 0,
+			NUMA_POLICY_COUNT));
 }
 
 static int set_backing(struct config *cfg, const char *arg)
@@ -245,7 +253,8 @@ static int set_backing(struct config *cfg, const char *arg)
 	if (!cfg->vm.backing)
 		return bad("--backing %s: kinds are %s%s", arg,
 			   names(list, sizeof(list), backing_name, 0, MM_BACKING_COUNT),
-			   near(guess, sizeof(guess), arg, backing_name, 0, MM_BACKING_COUNT));
+			   near(guess, sizeof(guess), arg, backing_name, 0,
+				MM_BACKING_COUNT));
 	cfg->vm.backing_set = 1;
 	return 0;
 }
@@ -549,9 +558,11 @@ static int list_split(int argc, char **argv, int next, const char *list, char *m
 			words[n++] = joined;
 		else if (i != next)
 			words[n++] = argv[i];
-	snprintf(msg, len,
-		 "--compare=%s %s: the space after the comma ended the list, and '%s' would be taken as the guest image; write the list without spaces: %s",
-		 list, argv[next], argv[next], suggest_cmdline(line, sizeof(line), words, n));
+	snprintf(
+		msg, len,
+		"--compare=%s %s: the space after the comma ended the list, and '%s' would be taken as the guest image; write the list without spaces: %s",
+		list, argv[next], argv[next],
+		suggest_cmdline(line, sizeof(line), words, n));
 	return 1;
 }
 
@@ -1173,10 +1184,12 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		return bad(
 			"--backing %s: --mem must be a multiple of its %llu %s pages; write --mem %s%s%s",
 			cfg->vm.backing->name,
-			(unsigned long long)(page >= (1ULL << 30) ? page >> 30 : page >> 20),
+			(unsigned long long)(page >= (1ULL << 30) ? page >> 30
+								  : page >> 20),
 			page >= (1ULL << 30) ? "GiB" : "MiB",
 			strcmp(below, above) && cfg->vm.mem_bytes > page ? below : above,
-			strcmp(below, above) && cfg->vm.mem_bytes > page ? " or --mem " : "",
+			strcmp(below, above) && cfg->vm.mem_bytes > page ? " or --mem "
+									 : "",
 			strcmp(below, above) && cfg->vm.mem_bytes > page ? above : "");
 	}
 	delay_given = cfg->vm.uffd_delay_us != UFFD_DELAY_UNSET;

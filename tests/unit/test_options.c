@@ -218,8 +218,8 @@ void test_compare_modes(void)
 	CHECK(compare_modes_parse("lazy,egaer", modes, &n, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "no mode 'egaer' (did you mean eager?)");
 	/* "--compare=lazy, eager": the list ends at the space; the next word is no image. */
-	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare=lazy,", "eager", NULL }) ==
-	      -EINVAL);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--compare=lazy,", "eager",
+					       NULL }) == -EINVAL);
 	CHECK(compare_modes_parse("lazy", modes, &n, err, sizeof(err)) == -EINVAL);
 	CHECK(compare_modes_parse("lazy,,eager", modes, &n, err, sizeof(err)) == -EINVAL);
 	CHECK(compare_modes_parse("eager,lazy,eager", modes, &n, err, sizeof(err)) ==
