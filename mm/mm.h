@@ -487,7 +487,8 @@ struct touch_order {
 };
 /*
  * Read and check a touch-order file against a run with ram_bytes of RAM:
- * header, RAM size, every GPA page-aligned, inside RAM and seen once, the
+ * header, RAM size (recorded with ram_bytes or less: o->ram_bytes says
+ * which), every GPA page-aligned, inside RAM and seen once, the
  * count and the end line. 0 with *o filled (touch_order_free), or -errno
  * with err set: -EINVAL for a corrupt, truncated or mismatched file (callers
  * exit 2), the open's errno otherwise.

@@ -143,22 +143,31 @@ static int check_header(const char *path, const char *line, uint64_t ram_bytes,
 	    header_u64(line, "pages", &o->pages))
 		return bad(err, errlen, path,
 			   "the header lacks ram_bytes=, page_bytes= or pages=");
-	if (o->ram_bytes != ram_bytes)
+	/*
+	 * Recorded with less RAM: every page it names lies in its own RAM (the
+	 * body is checked against that), so inside this run's too. With more,
+	 * some may not.
+	 */
+	if (o->ram_bytes > ram_bytes)
 		return bad(err, errlen, path,
 			   "recorded with %" PRIu64
-			   " MiB of guest RAM, this run has %" PRIu64 " MiB (--mem)",
-			   o->ram_bytes >> 20, ram_bytes >> 20);
-	if (o->page_bytes < 4096 || (o->page_bytes & (o->page_bytes - 1)) ||
-	    ram_bytes % o->page_bytes)
+			   " MiB of guest RAM, more than this run's %" PRIu64
+			   " MiB (--mem): run with --mem %" PRIu64
+			   "M, or record again with --mem %" PRIu64 "M",
+			   o->ram_bytes >> 20, ram_bytes >> 20, o->ram_bytes >> 20,
+			   ram_bytes >> 20);
+	if (!o->ram_bytes || o->page_bytes < 4096 ||
+	    (o->page_bytes & (o->page_bytes - 1)) || ram_bytes % o->page_bytes ||
+	    o->ram_bytes % o->page_bytes)
 		return bad(err, errlen, path,
 			   "page_bytes=%" PRIu64
 			   " is not a power of two >= 4096 dividing the RAM",
 			   o->page_bytes);
-	if (o->pages > ram_bytes / o->page_bytes)
+	if (o->pages > o->ram_bytes / o->page_bytes)
 		return bad(err, errlen, path,
 			   "pages=%" PRIu64 " is more than the %" PRIu64
 			   " pages of guest RAM",
-			   o->pages, ram_bytes / o->page_bytes);
+			   o->pages, o->ram_bytes / o->page_bytes);
 	return 0;
 }
 

@@ -156,7 +156,10 @@ jq_true bg-trace-threads "$OUT/bg-trace.json" \
 printf 'minivmm-touch-order 1 ram_bytes=67108864 page_bytes=4096 pages=2 clock=ns_since_exec\n0x1000 5\n' >"$OUT/bg-truncated.touch"
 expect bg-order-truncated 2 'eager-order .*bg-truncated.touch: truncated: 1 of the 2 pages' '' -- \
 	$MINIVMM --mem 64M --eager=background --eager-order "$OUT/bg-truncated.touch" $GUEST -- hello
-expect bg-order-mismatched 2 'eager-order .*recorded with 64 MiB of guest RAM, this run has 128 MiB' '' -- \
+expect bg-order-mismatched 2 "eager-order .*recorded with 64 MiB of guest RAM, more than this run's 32 MiB \(--mem\): run with --mem 64M, or record again with --mem 32M" '' -- \
+	$MINIVMM --mem 32M --eager=background --eager-order "$rec" $GUEST -- hello
+# Recorded with less RAM: all its pages fit, so it is replayed, and the report says so.
+expect bg-order-smaller-recording 0 '' 'recorded with 64 MiB of guest RAM: all its pages lie in this run.s' -- \
 	$MINIVMM --mem 128M --eager=background --eager-order "$rec" $GUEST -- hello
 expect bg-order-missing 2 'eager-order .*nonexistent.touch: No such file' '' -- \
 	$MINIVMM --mem 64M --eager=background --eager-order "$OUT/nonexistent.touch" $GUEST -- hello

@@ -107,7 +107,9 @@ expect uffd-check-touch 0 '' "pages of 4 KiB in [0-9]+ ranges .* 64 MiB of guest
 head -n 100 "$rec" >"$OUT/uffd-touch-truncated.txt"
 expect uffd-check-touch-truncated 2 'truncated: 99 of the' '' -- \
 	$MINIVMM --check-touch "$OUT/uffd-touch-truncated.txt" --mem 64M
-expect uffd-check-touch-mismatched 2 'recorded with 64 MiB of guest RAM, this run has 128 MiB' '' -- \
+expect uffd-check-touch-mismatched 2 "recorded with 64 MiB of guest RAM, more than this run's 32 MiB" '' -- \
+	$MINIVMM --check-touch "$rec" --mem 32M
+expect uffd-check-touch-smaller 0 '' "for 64 MiB of guest RAM, in this run's 128 MiB: ok" -- \
 	$MINIVMM --check-touch "$rec" --mem 128M
 { sed -n 1p "$rec"; sed -n 2p "$rec"; sed -n 2p "$rec"; sed -n '4,$p' "$rec"; } >"$OUT/uffd-touch-dup.txt"
 expect uffd-check-touch-duplicate 2 'appears twice' '' -- $MINIVMM --check-touch "$OUT/uffd-touch-dup.txt" --mem 64M
@@ -162,7 +164,7 @@ expect uffd-compare-refused 2 '--compare .* does not take --paging uffd' '' -- \
 expect uffd-too-many-threads 2 '--uffd-threads 9: guest RAM has only 4 slices of 2 MiB' '' -- \
 	$MINIVMM --mem 8M --paging uffd --uffd-threads 9 $GUEST -- hello
 expect uffd-bad-mode 2 '--paging sideways: kinds are kernel, uffd' '' -- $MINIVMM --paging sideways $GUEST
-expect uffd-record-unwritable 2 '--record-touch /nonexistent/x.txt: No such file' '' -- \
+expect uffd-record-unwritable 2 '--record-touch /nonexistent/x.txt: no directory /nonexistent \(make it first: mkdir -p /nonexistent\)' '' -- \
 	$MINIVMM --mem 16M --paging uffd --record-touch /nonexistent/x.txt $GUEST -- hello
 
 # A process that may not have a userfaultfd KVM can use (vm.unprivileged_userfaultfd = 0,

@@ -12,7 +12,7 @@
 static int check_touch(const struct config *cfg)
 {
 	struct touch_order o;
-	char err[512];
+	char err[512], mib[24];
 	int r = touch_order_read(cfg->check_touch_path, cfg->vm.mem_bytes, &o, err,
 				 sizeof(err));
 
@@ -20,10 +20,14 @@ static int check_touch(const struct config *cfg)
 		fprintf(stderr, "minivmm: --check-touch %s\n", err);
 		return r == -ENOMEM ? EXIT_HOST : EXIT_USAGE;
 	}
-	printf("%s: %llu pages of %llu KiB in %zu ranges of first-touch order, for %llu MiB of guest RAM: ok\n",
+	snprintf(mib, sizeof(mib), "%llu", (unsigned long long)(cfg->vm.mem_bytes >> 20));
+	printf("%s: %llu pages of %llu KiB in %zu ranges of first-touch order, for %llu MiB of guest RAM%s%s%s: ok\n",
 	       cfg->check_touch_path, (unsigned long long)o.pages,
 	       (unsigned long long)(o.page_bytes >> 10), o.nranges,
-	       (unsigned long long)(o.ram_bytes >> 20));
+	       (unsigned long long)(o.ram_bytes >> 20),
+	       o.ram_bytes < cfg->vm.mem_bytes ? ", in this run's " : "",
+	       o.ram_bytes < cfg->vm.mem_bytes ? mib : "",
+	       o.ram_bytes < cfg->vm.mem_bytes ? " MiB" : "");
 	touch_order_free(&o);
 	return EXIT_GUEST_OK;
 }

@@ -676,6 +676,7 @@ int eager_facts(const struct eager *e, struct eager_facts *f)
 				   .order_file = e->order_file,
 				   .order_file_pages = e->plan.file_pages,
 				   .order_file_bytes = e->plan.file_bytes,
+				   .order_file_ram_bytes = e->plan.file_ram_bytes,
 				   .nthreads = e->nthreads,
 				   .on_vcpu_threads = e->on_vcpu_threads,
 				   .spare_vcpus = e->vm->nspares,

@@ -97,6 +97,7 @@ static int file_pieces(struct order_plan *p, const struct touch_order *f)
 	}
 	free(seen);
 	p->file_bytes = p->file_pages * p->page;
+	p->file_ram_bytes = f->ram_bytes;
 	return 0;
 }
 

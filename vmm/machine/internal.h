@@ -134,8 +134,9 @@ struct order_plan {
 		*pieces; /* file: its ranges in order, in pages, none across a chunk */
 	size_t npieces;
 	uint64_t file_pages, file_bytes; /* file: what it names, in the backing's pages */
-	uint64_t next_piece, next_rest;	 /* file: the shared cursors */
-	residency_fn residency;		 /* frontier */
+	uint64_t file_ram_bytes; /* file: the RAM it was recorded with (<= ram_bytes) */
+	uint64_t next_piece, next_rest; /* file: the shared cursors */
+	residency_fn residency;		/* frontier */
 	void *resident_cookie;
 };
 

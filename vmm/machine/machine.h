@@ -367,10 +367,11 @@ struct eager_facts {
 	int pre_fault_here; /* KVM_PRE_FAULT_MEMORY on this KVM */
 	int background;	    /* beside the guest (--eager=background) */
 	enum eager_order order;
-	const char *order_file;	   /* EAGER_ORDER_FILE: its path */
-	uint64_t order_file_pages; /* ... the pages it names, */
-	uint64_t order_file_bytes; /* ... and their bytes, in the backing's pages */
-	uint64_t from_file_bytes;  /* populated from the file's list, before the rest */
+	const char *order_file;	       /* EAGER_ORDER_FILE: its path */
+	uint64_t order_file_pages;     /* ... the pages it names, */
+	uint64_t order_file_bytes;     /* ... and their bytes, in the backing's pages */
+	uint64_t order_file_ram_bytes; /* ... the guest RAM it was recorded with */
+	uint64_t from_file_bytes; /* populated from the file's list, before the rest */
 	unsigned nthreads;
 	int on_vcpu_threads;
 	unsigned

@@ -11,6 +11,10 @@ static void order_file_print(const struct eager_facts *x, FILE *f)
 		x->order_file, (unsigned long long)x->order_file_pages,
 		fmt_size(a, (double)x->order_file_bytes),
 		fmt_size(b, (double)x->from_file_bytes));
+	if (x->order_file_ram_bytes && x->order_file_ram_bytes < x->total_bytes)
+		fprintf(f,
+			"  (recorded with %s of guest RAM: all its pages lie in this run's; the rest goes front to back)\n",
+			fmt_size(a, (double)x->order_file_ram_bytes));
 }
 
 static const char *strategy_words(const struct eager_facts *x)
