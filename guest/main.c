@@ -37,6 +37,58 @@ static const struct workload *lookup(const struct workload *w, const char *name)
 	return NULL;
 }
 
+/*
+ * Edit distance of a and b (a swap of neighbours is one edit), or a large
+ * number for names longer than NAME_MAX_CHARS: for "did you mean".
+ */
+#define NAME_MAX_CHARS 32
+static unsigned distance(const char *a, const char *b)
+{
+	unsigned d[NAME_MAX_CHARS + 1][NAME_MAX_CHARS + 1];
+	size_t n = strlen(a), m = strlen(b);
+
+	if (n > NAME_MAX_CHARS || m > NAME_MAX_CHARS)
+		return ~0u;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[n][m];
+}
+
+/* The workload whose name a typo ("flta") is nearest, or NULL. */
+static const char *nearest(const char *name)
+{
+	const struct workload *tables[] = { workloads, test_workloads };
+	const char *best = NULL;
+	unsigned bd = ~0u;
+
+	for (unsigned t = 0; t < 2; t++)
+		for (const struct workload *w = tables[t]; w->name; w++) {
+			unsigned d = distance(name, w->name);
+
+			if (d < bd) {
+				bd = d;
+				best = w->name;
+			}
+		}
+	/* One edit, or two in a long name: "nosuch" is not a typo of "touch". */
+	return bd == 1 || (bd == 2 && strlen(name) >= 7) ? best : NULL;
+}
+
 static void usage(void)
 {
 	const struct workload *tables[] = { workloads, test_workloads };
@@ -96,8 +148,15 @@ void guest_main(uint64_t cpu)
 	chosen = w;
 	__atomic_store_n(&decided, 1, __ATOMIC_RELEASE);
 	if (!w) {
-		printf("guest: unknown workload '%s'\n", c.argv[0]);
+		const char *near = nearest(c.argv[0]);
+
+		/* The list, then what was wrong: last, where -q's tail of the console shows it. */
 		usage();
+		if (near)
+			printf("guest: unknown workload '%s'; did you mean %s? (minivmm ... -- %s%s)\n",
+			       c.argv[0], near, near, c.argc > 1 ? " ARGS" : "");
+		else
+			printf("guest: unknown workload '%s' (the list above)\n", c.argv[0]);
 		exit(MVM_EXIT_USAGE);
 	}
 	mark(MVM_MARK_WORKLOAD_START);

@@ -16,7 +16,10 @@ expect default-workload 0 "" "" -- $MINIVMM -q --mem 16M $GUEST
 
 expect exit-status 1 'guest exited with status 7' '' -- $G exit 7
 expect exit-zero 0 '' '' -- $G exit 0
-expect unknown-workload 2 'status 2.*a usage error' "unknown workload 'nosuch'" -- $G nosuch
+expect unknown-workload 2 'status 2.*a usage error' "unknown workload 'nosuch' \(the list above\)" -- $G nosuch
+# A typo gets the name it is nearest, last (where -q's tail of the console shows it).
+expect unknown-workload-typo 2 "guest: unknown workload 'flta'; did you mean flat\? \(minivmm \.\.\. -- flat ARGS\)" '' -- \
+	$MINIVMM -q --mem 64M $GUEST -- flta --max-mib 4
 # A guest's usage error (its exit status 2, MVM_EXIT_USAGE) is minivmm's exit 2, reason guest-usage.
 expect guest-usage-json 2 '' '' -- $MINIVMM -q --mem 16M -o "$OUT/guest-usage.json" $GUEST -- flat --max-mib 0
 jq_true guest-usage-reason "$OUT/guest-usage.json" '.exit.reason == "guest-usage" and .exit.status == 2 and .exit.guest_status == 2'
