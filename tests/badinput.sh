@@ -31,6 +31,13 @@ expect mem-overcommitted-note 0 'note: --mem [0-9]+ MiB is more than the host.s 
 	fail mem-overcommitted-once "$(cat "$OUT/mem-overcommitted-note.err")"
 expect mem-eager-beyond-available 3 'MiB available \(MemAvailable\); use --mem [0-9]+M or less, or leave out --eager' '' -- \
 	$MINIVMM -q --mem "$over" --eager=populate "$GUEST" -- hello
+# --dry-run: options checked as a run checks them, nothing run, exit 0 or 2.
+expect dry-run-valid 0 '' '^minivmm --dry-run: the options are valid; nothing was run$' -- \
+	$MINIVMM --dry-run --mem 64M --compare=lazy,eager "$GUEST" -- flat
+grep -q platform "$OUT/dry-run-valid.out" && fail dry-run-runs-nothing "$(head -2 "$OUT/dry-run-valid.out")" ||
+	pass dry-run-runs-nothing
+expect dry-run-refuses 2 '--backing hugetlb1g: --mem must be a multiple of its 1 GiB pages' '' -- \
+	$MINIVMM --dry-run --mem 1536M --backing hugetlb1g -- flat
 expect timeout-with-unit 2 '--timeout 5s: SEC is a plain number of seconds; write --timeout 5$' '' -- \
 	$MINIVMM --timeout 5s "$GUEST"
 expect mem-below-image 2 'too small for this guest' '' -- $MINIVMM --mem 8M "$GUEST"

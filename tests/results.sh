@@ -111,7 +111,25 @@ expect campaign-mem-needs-unit 2 "matrix-unit.txt:1: mem '256' has no unit: mini
 printf 'mem = 64M\nrepeat = 1\n' >"$OUT/matrix-one.txt"
 expect campaign-one-command 0 '^campaign: 1 command \(' '' -- ./scripts/campaign "$OUT/matrix-one.txt"
 printf 'mem = 64M\nbogus = 1\n' >"$OUT/matrix-bad.txt"
-expect campaign-bad-key 2 "matrix-bad.txt:2: unknown key 'bogus'" '' -- ./scripts/campaign "$OUT/matrix-bad.txt"
+expect campaign-bad-key 2 "matrix-bad.txt:2: unknown key 'bogus' \(keys:" '' -- ./scripts/campaign "$OUT/matrix-bad.txt"
+printf 'mem = 64M\nbackings = anon\n' >"$OUT/matrix-typo.txt"
+expect campaign-key-typo 2 "matrix-typo.txt:2: unknown key 'backings'; did you mean backing\?" '' -- \
+	./scripts/campaign "$OUT/matrix-typo.txt"
+# Every value is checked by minivmm itself (--dry-run) before a line is printed:
+# a kind it does not have, a combination it refuses, a campaign eager value.
+printf 'mem = 64M\nbacking = anon nonsense\n' >"$OUT/matrix-kind.txt"
+expect campaign-refused-kind 2 "matrix-kind.txt:2: the cell mem=64M backing=nonsense .*: minivmm refuses it: --backing nonsense: kinds are anon, thp" '' -- \
+	./scripts/campaign "$OUT/matrix-kind.txt"
+[ -s "$OUT/campaign-refused-kind.out" ] && fail campaign-refused-prints-nothing "$(head -2 "$OUT/campaign-refused-kind.out")" ||
+	pass campaign-refused-prints-nothing
+printf 'mem = 1G 1536M\nbacking = hugetlb1g\n' >"$OUT/matrix-combo.txt"
+expect campaign-refused-combination 2 "the cell mem=1536M backing=hugetlb1g .*multiple of its 1 GiB pages; write --mem 1G or --mem 2G" '' -- \
+	./scripts/campaign "$OUT/matrix-combo.txt"
+printf 'mem = 64M\neager = populate sideways\n' >"$OUT/matrix-eager.txt"
+expect campaign-refused-eager 2 "matrix-eager.txt:2: .*eager=sideways.*--eager=sideways: strategies are .* \(or the campaign's own: none, compare\)" '' -- \
+	./scripts/campaign "$OUT/matrix-eager.txt"
+printf 'mem = 64M\neager = background none compare\n' >"$OUT/matrix-bg.txt"
+expect campaign-takes-what-minivmm-takes 0 '^campaign: 3 commands' '' -- ./scripts/campaign "$OUT/matrix-bg.txt"
 # Merge's inputs: a --compare --repeat file, a --repeat file (repeat.json, above)
 # and a single run, all written here so the tier runs alone; small and quick.
 expect merge-input-compare 0 '' '' -- \

@@ -69,6 +69,7 @@ struct config {
 	int no_sandbox;	 /* --no-sandbox */
 	int explain;	 /* --explain: the tables' legend after the run */
 	const char *check_touch_path; /* --check-touch FILE: check it, run nothing */
+	int dry_run;		      /* --dry-run: check the command line, run nothing */
 	double t_exec;		      /* main() entered: the first run's "exec" */
 	int argc; /* minivmm's own command line, for the environment record */
 	char **argv;

@@ -59,6 +59,10 @@ int main(int argc, char **argv)
 	if (r)
 		return r > 0 ? EXIT_GUEST_OK : EXIT_USAGE;
 	cfg.t_exec = t_exec;
+	if (cfg.dry_run) {
+		printf("minivmm --dry-run: the options are valid; nothing was run\n");
+		return EXIT_GUEST_OK;
+	}
 	if (cfg.check_touch_path)
 		return check_touch(&cfg);
 	/*
