@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,89 @@ static void mount_point(dev_t dev, char *buf, size_t len)
 			snprintf(buf, len, "%s", mnt);
 	}
 	fclose(f);
+}
+
+/*
+ * The type (mountinfo's fstype: "devtmpfs", "hugetlbfs", ...) of the file
+ * system path is on, or would be created on: that of the longest mount point
+ * above it, the last one mounted there winning. "" if unknown. devtmpfs and
+ * tmpfs share a statfs magic: only mountinfo tells them apart.
+ */
+static void path_fstype(const char *path, char *type, size_t len)
+{
+	char real[PATH_MAX], try[MM_PATH_BYTES], line[2 * MM_PATH_BYTES];
+	size_t best = 0;
+	FILE *f;
+
+	type[0] = '\0';
+	snprintf(try, sizeof(try), "%s", path);
+	/* The path itself, or its nearest existing directory. */
+	while (!realpath(try, real)) {
+		char *slash = strrchr(try, '/');
+
+		if (!slash || slash == try) {
+			if (!realpath(slash ? "/" : ".", real))
+				return;
+			break;
+		}
+		*slash = '\0';
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[MM_PATH_BYTES], fstype[64];
+		const char *dash = strstr(line, " - ");
+		size_t n;
+
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE OPTS */
+		if (!dash || sscanf(line, "%*u %*u %*u:%*u %*s %4095s", mnt) != 1 ||
+		    sscanf(dash + 3, "%63s", fstype) != 1)
+			continue;
+		n = strlen(mnt);
+		if (strncmp(real, mnt, n) ||
+		    (real[n] != '/' && real[n] != '\0' && strcmp(mnt, "/")) || n < best)
+			continue;
+		best = n;
+		snprintf(type, len, "%s", fstype);
+	}
+	fclose(f);
+}
+
+/*
+ * A --mem-path in /dev that no hugetlbfs is mounted on (Debian mounts none
+ * at /dev/hugepages): devtmpfs holds device nodes, and a file made there is
+ * 4 KiB shared memory, not huge pages. Refused with how to set hugetlbfs up;
+ * never "create a file in /dev". 0, or -EINVAL with err set.
+ */
+static int not_in_dev(const struct mm_file_request *req, const struct mm_backend *asked,
+		      uint64_t size, char *err, size_t errlen)
+{
+	const struct mm_backend *b =
+		asked && asked->hugetlb_sysfs ? asked : &mm_backends[MM_HUGETLB2M];
+	unsigned long long need = (size + b->page_bytes - 1) / b->page_bytes;
+	char type[64], nr[64], real[PATH_MAX];
+	const char *mp = "/dev/hugepages"; /* where Debian's systemd would mount it */
+	struct stat st;
+	long long have;
+
+	path_fstype(req->path, type, sizeof(type));
+	if (strcmp(type, "devtmpfs"))
+		return 0;
+	/* A directory of its own below /dev is the mount point asked for; /dev itself never. */
+	if (!stat(req->path, &st) && S_ISDIR(st.st_mode) && realpath(req->path, real) &&
+	    strcmp(real, "/dev"))
+		mp = req->path;
+	snprintf(nr, sizeof(nr), "%s/nr_hugepages", b->hugetlb_sysfs);
+	have = mm_read_count(nr);
+	snprintf(
+		err, errlen,
+		"--mem-path %s: no hugetlbfs is mounted there: it is on devtmpfs (/dev, the kernel's device nodes), where a file would be 4 KiB shared memory, not huge pages. Set up hugetlbfs (docs/guide.md, \"Guest RAM in a file\"): mkdir -p %s && mount -t hugetlbfs -o pagesize=%s none %s && echo %llu > %s/nr_hugepages (%llu pages of %llu MiB for --mem %lluM%s), then --mem-path %s; for 4 KiB pages use tmpfs: --mem-path /dev/shm",
+		req->path, mp, b->page_bytes >= (1ULL << 30) ? "1G" : "2M", mp,
+		(unsigned long long)(have > 0 ? have : 0) + need, b->hugetlb_sysfs, need,
+		MIB(b->page_bytes), MIB(size), have > 0 ? ", added to the pool's" : "",
+		mp);
+	return -EINVAL;
 }
 
 /* Bytes of [off, off + len) with data (SEEK_DATA/SEEK_HOLE); -1 where the fs cannot say. */
@@ -379,7 +463,9 @@ int mm_file_map(struct guest_ram *ram, const struct mm_backend *asked, uint64_t 
 				req->path);
 			fd = -EINVAL;
 		} else {
-			fd = open_file(req, f, err, errlen);
+			fd = not_in_dev(req, asked, size, err, errlen);
+			if (!fd)
+				fd = open_file(req, f, err, errlen);
 		}
 	}
 	if (fd < 0) {

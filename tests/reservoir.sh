@@ -20,6 +20,7 @@ rv_cleanup() {
 		grep -q " $d " /proc/mounts 2>/dev/null && $RES destroy --dir "$d" --wait 30 >/dev/null 2>&1
 	done
 	for m in $rv_mounts; do umount "$m" 2>/dev/null; done
+	[ -z "${devdir:-}" ] || rmdir "$devdir" 2>/dev/null
 	rv_mounts=""
 	if [ "$rv_added" -gt 0 ]; then
 		echo $(($(cat $POOL2M/nr_hugepages) - rv_added)) >$POOL2M/nr_hugepages
@@ -153,6 +154,40 @@ else
 		rm -f "$H/ram"
 		umount "$H" && rv_mounts=${rv_mounts/"$H "/}
 	fi
+	# --- hugetlbfs not mounted: /dev is devtmpfs ---------------------------------------
+	# A --mem-path in /dev where no hugetlbfs is mounted is refused with how to set one up;
+	# nothing is made in /dev. Then the commands it prints, followed (the mount in a mount
+	# namespace of its own, the pool given back), make the same run work on huge pages.
+	devdir=/dev/minivmm-test-hugepages-$$
+	if [ "$(awk '$5 == "/dev" { t = $0 } END { sub(/.* - /, "", t); split(t, w, " "); print w[1] }' /proc/self/mountinfo)" != devtmpfs ]; then
+		skip memfile-devtmpfs "/dev is not devtmpfs here"
+	else
+		expect memfile-devtmpfs 2 "--mem-path $devdir: no hugetlbfs is mounted there: it is on devtmpfs .*mkdir -p /dev/hugepages && mount -t hugetlbfs -o pagesize=2M none /dev/hugepages && echo [0-9]+ > $POOL2M/nr_hugepages \\(8 pages of 2 MiB for --mem 16M" '' -- \
+			$MINIVMM --mem 16M --mem-path "$devdir" --eager=populate $GUEST -- exit 0
+		if grep -q 'fallocate' "$OUT/memfile-devtmpfs.err" || [ -e "$devdir" ]; then
+			fail memfile-devtmpfs-no-file-in-dev "$(ls -d "$devdir" 2>&1): $(cat "$OUT/memfile-devtmpfs.err")"
+		else
+			pass memfile-devtmpfs-no-file-in-dev
+		fi
+		mkdir "$devdir"
+		expect memfile-devtmpfs-dir 2 "mkdir -p $devdir && mount -t hugetlbfs -o pagesize=2M none $devdir && echo [0-9]+ > $POOL2M/nr_hugepages .*then --mem-path $devdir;" '' -- \
+			$MINIVMM --mem 16M --mem-path "$devdir" $GUEST -- exit 0
+		setup=$(sed -n 's/.*Set up hugetlbfs ([^)]*): \(.*\) (8 pages of .*/\1/p' "$OUT/memfile-devtmpfs-dir.err")
+		nr_before=$(cat $POOL2M/nr_hugepages)
+		run memfile-devtmpfs-followed unshare -m sh -c "mount --make-rprivate / && $setup && exec $MINIVMM --mem 16M --mem-path $devdir --eager=populate $GUEST -- exit 0"
+		grown=$(($(cat $POOL2M/nr_hugepages) - nr_before))
+		[ "$grown" -le 0 ] || echo $(($(cat $POOL2M/nr_hugepages) - grown)) >$POOL2M/nr_hugepages
+		rmdir "$devdir"
+		if [ "$(cat "$OUT/memfile-devtmpfs-followed.rc")" = 0 ] &&
+			grep -q "guest RAM: 16 MiB .* on hugetlbfs .*2048 KiB pages" "$OUT/memfile-devtmpfs-followed.out"; then
+			pass memfile-devtmpfs-followed
+		else
+			fail memfile-devtmpfs-followed "'$setup': status $(cat "$OUT/memfile-devtmpfs-followed.rc"): $(head -c 400 "$OUT/memfile-devtmpfs-followed.err")"
+		fi
+		[ "$(cat $POOL2M/nr_hugepages)" = "$nr_before" ] && [ ! -e "$devdir" ] && pass memfile-devtmpfs-undone ||
+			fail memfile-devtmpfs-undone "nr_hugepages $nr_before -> $(cat $POOL2M/nr_hugepages); $(ls -d "$devdir" 2>&1)"
+	fi
+
 	# The pool as found: the reservoir grows it itself.
 	[ "$rv_added" -gt 0 ] && echo $(($(cat $POOL2M/nr_hugepages) - rv_added)) >$POOL2M/nr_hugepages && rv_added=0
 
