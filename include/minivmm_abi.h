@@ -5,8 +5,22 @@
 /*
  * This is the one header compiled by both the VMM (hosted) and the guest
  * (freestanding). It holds only fixed-size types and constants. Any change to
- * a layout or a number here bumps MVM_ABI_VERSION; the VMM refuses an image
- * built for another version.
+ * a layout or a number here bumps MVM_ABI_VERSION.
+ *
+ * Old images keep running (the KVM API's rule, not Solo5's refusal): an
+ * image built for any version from MVM_ABI_OLDEST to MVM_ABI_VERSION runs,
+ * because every version since MVM_ABI_OLDEST only added to the one before
+ * (hypercall numbers, record kinds, enum values, marks, boot-info nodes and
+ * properties a guest may ignore) and the VMM keeps every older meaning. So a
+ * version that adds a hypercall or a mark keeps images of the one before
+ * running, untouched; the boot info's minivmm,abi-version says the image's
+ * own version, the contract of that run. A change that alters a layout or a
+ * meaning sets MVM_ABI_OLDEST to the new version: older images are then
+ * refused, with what changed (vmm/boot/image.c, abi_changes). The first
+ * fields of struct mvm_image_header (magic, abi_version) never change. A
+ * feature that needs more of the guest than its image's version has (the
+ * /numa node, ABI 3) is refused for that image, saying which version it
+ * needs. An image built for a newer version than the VMM's is refused.
  *
  * Image: a flat binary loaded at MVM_LOAD_GPA. It starts with struct
  * mvm_image_header; the VMM refuses files without MVM_IMAGE_MAGIC.
@@ -63,6 +77,7 @@
 #endif
 
 #define MVM_ABI_VERSION 4
+#define MVM_ABI_OLDEST	1 /* the oldest image version that still runs (above) */
 
 #define MVM_IMAGE_MAGIC	     "MINIVMM"
 #define MVM_LOAD_GPA	     0x100000ULL

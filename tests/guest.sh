@@ -76,3 +76,51 @@ expect raw-guest 1 'guest exited with status 7' '^hello from a raw guest$' -- \
 	$MINIVMM --raw --mem 16M -o "$OUT/raw.json" tests/bin/hello.raw
 jq_true raw-guest-json "$OUT/raw.json" '.exit.reason == "guest-exit" and .exit.guest_status == 7'
 expect raw-too-many-vcpus 2 'a --raw guest gets at most 8' '' -- $MINIVMM --raw --vcpus 9 --mem 16M tests/bin/hello.raw
+
+# Images built for an older ABI keep running (include/minivmm_abi.h: every
+# version since MVM_ABI_OLDEST only added): guests of ABI 1, 2 and 3, built
+# from this repository's own history, boot and sweep on this minivmm; a
+# feature their version lacks, or a version outside the range, is refused
+# with what to do.
+if git rev-parse --git-dir >/dev/null 2>&1 && command -v git >/dev/null; then
+	A=$OUT/old-abi
+	mkdir -p "$A"
+	for v in 1 2 3; do
+		c=$(git log --format=%H -- include/minivmm_abi.h | while read -r h; do
+			git show "$h:include/minivmm_abi.h" 2>/dev/null | grep -q "^#define MVM_ABI_VERSION $v\$" && { echo "$h"; break; }
+		done)
+		if [ -z "$c" ]; then
+			skip "old-abi-$v" "no commit with ABI $v in this clone's history"
+			continue
+		fi
+		if [ ! -s "$A/abi$v.bin" ]; then
+			rm -rf "$A/src$v" && mkdir -p "$A/src$v"
+			git archive "$c" | tar -x -C "$A/src$v" &&
+				make -s -C "$A/src$v" guest/guest.bin >"$A/build$v.log" 2>&1 &&
+				cp "$A/src$v/guest/guest.bin" "$A/abi$v.bin"
+			rm -rf "$A/src$v"
+		fi
+		if [ ! -s "$A/abi$v.bin" ]; then
+			fail "old-abi-$v-builds" "commit ${c:0:12}: $(tail -3 "$A/build$v.log")"
+			continue
+		fi
+		expect "old-abi-$v-runs" 0 '' '^ +4 +[0-9.]+ +[0-9.]+' -- \
+			$MINIVMM --mem 64M -o "$A/abi$v.json" "$A/abi$v.bin" -- sweep --max-mib 4 --iterations 1
+		jq_true "old-abi-$v-recorded" "$A/abi$v.json" ".minivmm.image_abi == $v and .minivmm.abi >= $v and .exit.status == 0"
+	done
+	if [ -s "$A/abi2.bin" ]; then
+		expect old-abi-2-numa-refused 2 'numa: the guest is built for ABI version 2, whose firmware does not read the /numa boot-info node \(ABI 3\): rebuild it against' '' -- \
+			$MINIVMM -q --mem 64M --numa "$A/abi2.bin" -- hello
+	fi
+else
+	skip old-abi "not a git clone: no history to build old images from"
+fi
+# Versions outside the range: the header's abi_version (offset 8) patched.
+cp "$GUEST" "$OUT/abi-future.bin"
+printf '\143\000\000\000' | dd of="$OUT/abi-future.bin" bs=1 seek=8 conv=notrunc status=none
+expect abi-newer-image 2 "guest built for ABI version 99, newer than this minivmm's \(it runs images of ABI [0-9]+ to [0-9]+\): update minivmm, or rebuild the image against this minivmm's include/minivmm_abi.h" '' -- \
+	$MINIVMM -q --mem 64M "$OUT/abi-future.bin" -- hello
+cp "$GUEST" "$OUT/abi-zero.bin"
+printf '\000\000\000\000' | dd of="$OUT/abi-zero.bin" bs=1 seek=8 conv=notrunc status=none
+expect abi-older-than-oldest 2 'guest built for ABI version 0; this minivmm runs images of ABI [0-9]+ to [0-9]+: rebuild it .*; since then: ABI 1: ' '' -- \
+	$MINIVMM -q --mem 64M "$OUT/abi-zero.bin" -- hello

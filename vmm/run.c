@@ -267,6 +267,8 @@ static int read_guest(struct run *r)
 	else
 		e = loader_check(r->image, r->image_len, cfg->mem_bytes, cfg->vcpus, &hdr,
 				 err, sizeof(err));
+	if (!e && !cfg->raw)
+		e = loader_abi_check(&hdr, cfg->numa, err, sizeof(err));
 	if (e)
 		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE,
 				  "%s: %s", cfg->guest_path, err);
@@ -289,6 +291,7 @@ static void place_guest(struct run *r)
 			       .tsc_khz = plat->tsc_khz,
 			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
 			       .tdp = plat->tdp,
+			       .abi = vm_image_abi(r->vm),
 			       .numa = vm_numa(r->vm),
 			       .argc = cfg->guest_argc,
 			       .argv = cfg->guest_argv };

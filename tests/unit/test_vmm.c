@@ -103,7 +103,18 @@ void test_loader_check(void)
 	CHECK_STR_CONTAINS(err, "load address 0x200000");
 	n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, MVM_ABI_VERSION + 1, 4);
 	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
-	CHECK_STR_CONTAINS(err, "ABI version");
+	CHECK_STR_CONTAINS(err, "newer than this minivmm's");
+	/* Every version from the oldest on runs: an addition never breaks an image. */
+	for (unsigned v = MVM_ABI_OLDEST; v <= MVM_ABI_VERSION; v++) {
+		n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, v, 4);
+		CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == 0);
+		CHECK(h.abi_version == v);
+		CHECK(loader_abi_check(&h, 1, err, sizeof(err)) == (v < 3 ? -EINVAL : 0));
+	}
+	n = make_image(img, MVM_LOAD_GPA, 64, 1 << 20, MVM_ABI_OLDEST - 1, 4);
+	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);
+	CHECK_STR_CONTAINS(err,
+			   "rebuild it against this minivmm's include/minivmm_abi.h");
 	n = make_image(img, MVM_LOAD_GPA, 8192, 1 << 20, MVM_ABI_VERSION,
 		       4); /* entry past file */
 	CHECK(loader_check(img, n, 64 << 20, 1, &h, err, sizeof(err)) == -ENOEXEC);

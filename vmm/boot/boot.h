@@ -24,6 +24,14 @@ int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_
  * and *hdr, or -ENOEXEC (not a minivmm guest for this ABI) or -EINVAL (the
  * options do not fit it) with err set.
  */
+/*
+ * The image's ABI version against this minivmm's (include/minivmm_abi.h):
+ * 0 when it runs, with numa set when --numa is asked for; else err says
+ * what to do: -ENOEXEC (a version outside MVM_ABI_OLDEST..MVM_ABI_VERSION),
+ * -EINVAL (a feature its version lacks).
+ */
+int loader_abi_check(const struct mvm_image_header *hdr, int numa, char *err,
+		     size_t errlen);
 int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned vcpus,
 		 struct mvm_image_header *hdr, char *err, size_t errlen);
 /*
@@ -42,6 +50,8 @@ struct bootinfo {
 	uint32_t tsc_khz;
 	int eager_touch;
 	int tdp; /* KVM builds the second level with EPT/NPT */
+	uint32_t
+		abi; /* the image's ABI version: minivmm,abi-version (the run's contract) */
 	const struct numa
 		*numa; /* --numa: /numa and the cpus' numa-node-id; NULL: none */
 	int argc;

@@ -77,7 +77,9 @@ static int build(void *buf, size_t size, const struct bootinfo *b)
 	TRY(fdt_property_string(buf, "compatible", MVM_FDT_COMPATIBLE));
 	TRY(fdt_property_u32(buf, "#address-cells", 2));
 	TRY(fdt_property_u32(buf, "#size-cells", 2));
-	TRY(fdt_property_u32(buf, MVM_FDT_ABI_VERSION, MVM_ABI_VERSION));
+	/* The image's version: its firmware checks for its own (include/minivmm_abi.h). */
+	TRY(fdt_property_u32(buf, MVM_FDT_ABI_VERSION,
+			     b->abi ? b->abi : MVM_ABI_VERSION));
 
 	TRY(fdt_begin_node(buf, MVM_FDT_MEMORY));
 	TRY(fdt_property_string(buf, "device_type", "memory"));

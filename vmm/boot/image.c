@@ -63,6 +63,60 @@ fail_close:
 }
 
 /*
+ * What each version added (include/minivmm_abi.h: from MVM_ABI_OLDEST on,
+ * additions only). Index: the version. For the messages about versions.
+ */
+static const char *const abi_changes[] = {
+	[1] = "the first: console, exit, abort, records (sweep, touch), park, zero and mark hypercalls",
+	[2] = "records MVM_REC_PROGRESS and MVM_REC_ORDER, the perm workload, guest exit status 2 (MVM_EXIT_USAGE)",
+	[3] = "the /numa boot-info node and the cpus' numa-node-id (--numa)",
+	[4] = "MVM_ORDER_BLOCKS, perm --blocks",
+};
+_Static_assert(sizeof(abi_changes) / sizeof(abi_changes[0]) == MVM_ABI_VERSION + 1,
+	       "one line per ABI version in abi_changes");
+
+/* "ABI 3 (the /numa node ...), ABI 4 (...)": what versions from+1 .. to added. */
+static void changes_since(unsigned from, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned v = from + 1; v <= MVM_ABI_VERSION && at < len; v++)
+		at += (size_t)snprintf(buf + at, len - at, "%sABI %u: %s", at ? "; " : "",
+				       v, abi_changes[v]);
+}
+
+int loader_abi_check(const struct mvm_image_header *hdr, int numa, char *err,
+		     size_t errlen)
+{
+	char added[768];
+
+	if (hdr->abi_version > MVM_ABI_VERSION) {
+		snprintf(
+			err, errlen,
+			"guest built for ABI version %u, newer than this minivmm's (it runs images of ABI %d to %d): update minivmm, or rebuild the image against this minivmm's include/minivmm_abi.h (make guest/guest.bin; your own guest: docs/lab/08-your-guest.md)",
+			hdr->abi_version, MVM_ABI_OLDEST, MVM_ABI_VERSION);
+		return -ENOEXEC;
+	}
+	if (hdr->abi_version < MVM_ABI_OLDEST) {
+		changes_since(hdr->abi_version, added, sizeof(added));
+		snprintf(
+			err, errlen,
+			"guest built for ABI version %u; this minivmm runs images of ABI %d to %d: rebuild it against this minivmm's include/minivmm_abi.h (make guest/guest.bin; your own guest: docs/lab/08-your-guest.md); since then: %s",
+			hdr->abi_version, MVM_ABI_OLDEST, MVM_ABI_VERSION, added);
+		return -ENOEXEC;
+	}
+	if (numa && hdr->abi_version < 3) {
+		snprintf(
+			err, errlen,
+			"--numa: the guest is built for ABI version %u, whose firmware does not read the /numa boot-info node (ABI 3): rebuild it against this minivmm's include/minivmm_abi.h, or leave out --numa",
+			hdr->abi_version);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * Check that buf is a minivmm guest this VMM can run in mem_bytes of RAM
  * with vcpus vCPUs. Returns 0 and fills hdr, or with err set: -ENOEXEC when
  * it is not a minivmm guest for this ABI (it could only crash), -EINVAL when
@@ -81,12 +135,8 @@ int loader_check(const uint8_t *buf, uint64_t len, uint64_t mem_bytes, unsigned 
 		return -ENOEXEC;
 	}
 	memcpy(hdr, buf, sizeof(*hdr));
-	if (hdr->abi_version != MVM_ABI_VERSION) {
-		snprintf(err, errlen,
-			 "guest built for ABI version %u; this minivmm speaks %d",
-			 hdr->abi_version, MVM_ABI_VERSION);
+	if (loader_abi_check(hdr, 0, err, errlen))
 		return -ENOEXEC;
-	}
 	if (hdr->load_gpa != MVM_LOAD_GPA) {
 		snprintf(err, errlen,
 			 "guest built for load address 0x%llx; minivmm loads at 0x%llx",

@@ -235,6 +235,8 @@ void platform_detect(struct vm *vm);
 int vm_map_ram(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 /* The image's header: its entry point and limits, set before the vCPUs are made. */
 void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr);
+uint32_t
+vm_image_abi(const struct vm *vm); /* the image's ABI version; 0 before vm_set_image */
 /* Create nvcpus vCPUs in their entry state. 0 or -errno with err set. */
 int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen);
 /* Close every KVM fd and unmap guest RAM; what the run measured stays readable. */

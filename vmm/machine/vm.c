@@ -59,6 +59,11 @@ void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr)
 	vm->image = *hdr;
 }
 
+uint32_t vm_image_abi(const struct vm *vm)
+{
+	return vm->image.abi_version;
+}
+
 /* The host's CPUID for the guest's vCPUs and the spares alike. */
 struct cpuid {
 	struct kvm_cpuid2 c;

@@ -120,6 +120,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_begin_object(j, "minivmm");
 	json_string(j, "version", MINIVMM_VERSION);
 	json_u64(j, "abi", MVM_ABI_VERSION);
+	json_u64(j, "image_abi", vm_image_abi(vm)); /* what the image was built for */
 	json_end_object(j);
 
 	json_begin_object(j, "platform");
