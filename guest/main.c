@@ -61,8 +61,8 @@ static unsigned distance(const char *a, const char *b)
 				best = d[i - 1][j] + 1;
 			if (d[i][j - 1] + 1 < best)
 				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
 				best = d[i - 2][j - 2] + 1;
 			d[i][j] = best;
 		}
@@ -156,7 +156,8 @@ void guest_main(uint64_t cpu)
 			printf("guest: unknown workload '%s'; did you mean %s? (minivmm ... -- %s%s)\n",
 			       c.argv[0], near, near, c.argc > 1 ? " ARGS" : "");
 		else
-			printf("guest: unknown workload '%s' (the list above)\n", c.argv[0]);
+			printf("guest: unknown workload '%s' (the list above)\n",
+			       c.argv[0]);
 		exit(MVM_EXIT_USAGE);
 	}
 	mark(MVM_MARK_WORKLOAD_START);
