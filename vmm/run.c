@@ -449,6 +449,8 @@ static void progress(void *cookie)
  * runs until its end. Phases are marked in the order they happen: eager
  * ends before the guest is placed, which is before any vCPU may enter.
  */
+#define EAGER_SPAN_NOTE_S 0.0005 /* a phase longer than the populate by more: said */
+
 static void eager_done(struct run *r)
 {
 	if (r->progress_bar) {
@@ -459,8 +461,17 @@ static void eager_done(struct run *r)
 		return;
 	timeline_mark_at(r->tl, PHASE_EAGER_DONE, eager_end_time(r->eager), 0);
 	if (r->o.verbose) {
+		double phase_s = eager_end_time(r->eager) -
+				 timeline_time(r->tl, PHASE_VCPUS_CREATED),
+		       pop_s = eager_seconds(r->eager);
+		char a[FMT_BYTES], b[FMT_BYTES];
+
 		eager_report(r->eager, vm_stopping(r->vm) ? vm_end_reason(r->vm) : NULL,
 			     stdout);
+		/* One populate, two spans: say what the timeline's phase holds besides it. */
+		if (phase_s - pop_s > EAGER_SPAN_NOTE_S && phase_s > 1.2 * pop_s)
+			printf("  the timeline's eager_done phase, %s, holds the %s above and, before it, the residency check (mincore) and the threads' start\n",
+			       fmt_duration(a, phase_s), fmt_duration(b, pop_s));
 		numa_report(vm_numa(r->vm), NUMA_AUDIT_AFTER_EAGER, stdout);
 		fflush(stdout);
 	}

@@ -36,7 +36,7 @@ void eager_report(const struct eager *e, const char *stopped, FILE *f)
 {
 	struct eager_facts x;
 	struct eager_thread_facts t;
-	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES];
 	int whole;
 
 	if (eager_facts(e, &x))
@@ -51,11 +51,11 @@ void eager_report(const struct eager *e, const char *stopped, FILE *f)
 		fmt_size(a, (double)x.total_bytes));
 	/* Stopped part way (Ctrl-C, a failed thread): say so, or it reads as finished. */
 	if (whole)
-		fprintf(f, " in %.3f s", x.seconds);
+		fprintf(f, " in %s", fmt_duration(d, x.seconds));
 	else
 		fprintf(f,
-			": NOT FINISHED, stopped after %.3f s with %s of %s done (the run ended%s%s)",
-			x.seconds, fmt_size(b, (double)x.done_bytes),
+			": NOT FINISHED, stopped after %s with %s of %s done (the run ended%s%s)",
+			fmt_duration(d, x.seconds), fmt_size(b, (double)x.done_bytes),
 			fmt_size(c, (double)x.total_bytes), stopped ? ": " : "",
 			stopped ? stopped : "");
 	if (x.populated >= 0)
@@ -76,7 +76,7 @@ void eager_report(const struct eager *e, const char *stopped, FILE *f)
 		if (t.bytes)
 			fprintf(f, "%s at 0x%llx", fmt_size(b, (double)t.bytes),
 				(unsigned long long)t.gpa);
-		fprintf(f, " in %.3f s", t.t1 - t.t0);
+		fprintf(f, " in %s", fmt_duration(d, t.t1 - t.t0));
 		if (x.strategy == EAGER_PREFAULT)
 			fprintf(f,
 				", KVM_PRE_FAULT_MEMORY on vCPU %u: %u call%s, %u retr%s",

@@ -33,6 +33,20 @@ const char *fmt_value(char buf[FMT_BYTES], double v, int decimals)
 	return buf;
 }
 
+const char *fmt_duration(char buf[FMT_BYTES], double seconds)
+{
+	char v[FMT_BYTES];
+
+	fmt_value(v, seconds * 1e3, 1);
+	v[FMT_BYTES - 4] = '\0'; /* room for " ms" */
+	/* Under a second in ms, as the summary line prints eager: the same number reads the same. */
+	if (seconds < 1)
+		snprintf(buf, FMT_BYTES, "%.28s ms", v);
+	else
+		snprintf(buf, FMT_BYTES, "%.3f s", seconds);
+	return buf;
+}
+
 const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals)
 {
 	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];

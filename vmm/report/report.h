@@ -65,6 +65,8 @@ const char *fmt_value(char buf[FMT_BYTES], double v, int decimals);
 const char *fmt_spread(char buf[FMT_SPREAD_BYTES], const struct spread *s, int decimals);
 /* A size for people: "512 KiB", "64 MiB", "1.50 GiB" (MiB below 1 GiB, so 64 MiB never reads 0.06 GiB). */
 const char *fmt_size(char buf[FMT_BYTES], double bytes);
+/* A measured duration: "1.3 ms" under a second (the digits it needs), else "2.615 s". */
+const char *fmt_duration(char buf[FMT_BYTES], double seconds);
 /* text from column indent (the first line's indent already printed), wrapped at width. */
 void print_wrapped(FILE *f, const char *text, int indent, int width);
 void spread_write_json(const struct spread *s, struct json *j, const char *key);
