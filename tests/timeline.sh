@@ -88,5 +88,16 @@ expect experiment-estimate 0 '' '^scripts/run-experiment --quick: estimated [0-9
 	scripts/run-experiment --estimate --quick --out "$OUT/experiment-estimate"
 [ ! -e "$OUT/experiment-estimate" ] && pass experiment-estimate-leaves-nothing ||
 	fail experiment-estimate-leaves-nothing "$(ls "$OUT/experiment-estimate")"
+# A user who may not open /dev/kvm, or may not build in this clone, is told so
+# (root, the device's group, or a clone of their own) before install-deps or make.
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v unshare >/dev/null; then
+	skip experiment-not-root "needs root, setpriv and unshare"
+else
+	expect experiment-no-kvm-access 1 'run-experiment: nobody may not open /dev/kvm: run it as root \(sudo .*scripts/run-experiment --quick\), or join the group disk \(sudo usermod -aG disk nobody' '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && mknod -m 0660 /dev/kvm c 10 232 && chgrp disk /dev/kvm && exec $NOBODY scripts/run-experiment --quick"
+	expect experiment-clone-not-yours 1 "run-experiment: this clone \($PWD\) belongs to root: build and run it as that user \(sudo .*\), or clone it for yourself \(git clone $PWD ~/minivmm\)" '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && mknod -m 0666 /dev/kvm c 10 232 && exec $NOBODY scripts/run-experiment --quick"
+fi
 expect experiment-no-estimate 0 '' "no estimate: no estimate for the workload 'perm'" -- \
 	scripts/run-experiment --estimate --quick --out "$OUT/experiment-estimate" -- perm --mib 8
