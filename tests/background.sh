@@ -41,9 +41,19 @@ if jq -e '.platform.pre_fault_memory == false' "$OUT/bg-anon.json" >/dev/null; t
 		$MINIVMM --mem 64M --eager=background:prefault $GUEST -- hello
 fi
 
-# --- 2 vCPUs: a thread per vCPU, each its slice ---------------------------------
+# --- the default threads: one per CPU the vCPUs leave idle, at least one ----------
+# (bench/background-threads measures why); taskset gives the process the CPUs it may use.
+cpus=$(nproc)
+for v in 1 2; do
+	for c in 1 $cpus; do
+		want=$((c > v ? c - v : 1))
+		expect "bg-default-threads-${v}vcpus-${c}cpus" 0 '' "order front, $want threads? of its own \(one per CPU the vCPUs leave idle, at least one\)" -- \
+			taskset -c "0-$((c - 1))" $MINIVMM --mem 64M --vcpus $v --eager=background:populate $GUEST -- hello
+	done
+done
+# --- 2 vCPUs, 2 threads: each thread its slice -------------------------------------
 expect bg-2vcpus 0 '' 'order front, 2 threads of its own' -- \
-	$MINIVMM --mem 128M --vcpus 2 --eager=background:populate -o "$OUT/bg-2vcpus.json" $GUEST -- flat --max-mib 8 --iterations 150 --parallel
+	$MINIVMM --mem 128M --vcpus 2 --eager=background:populate --eager-threads 2 -o "$OUT/bg-2vcpus.json" $GUEST -- flat --max-mib 8 --iterations 150 --parallel
 jq_true bg-2vcpus-json "$OUT/bg-2vcpus.json" \
 	"($bg_ok) and ($bg_finished) and .eager.threads == 2 and .eager.per_thread[1].gpa == .eager.per_thread[0].bytes and ([.progress[].vcpu] | unique) == [0, 1]"
 expect bg-threads 0 '' '3 threads of its own' -- \

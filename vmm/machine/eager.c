@@ -68,7 +68,9 @@ struct eager {
 	enum eager_order order;
 	const char *order_file;
 	struct order_plan plan;
-	unsigned nthreads;
+	unsigned
+		nthreads; /* background without --eager-threads: the CPUs the vCPUs leave idle */
+	int threads_default; /* ... so chosen (no --eager-threads) */
 	int on_vcpu_threads; /* else dedicated threads (--eager-threads, background) */
 	struct eager_thread *th;
 	uint64_t total_bytes;
@@ -103,6 +105,20 @@ int eager_on_vcpu_threads(const struct eager *e)
 int eager_in_background(const struct eager *e)
 {
 	return eager_host_side(e) && e->background;
+}
+
+unsigned eager_background_default_threads(unsigned vcpus, uint64_t chunks)
+{
+	cpu_set_t set;
+	unsigned cpus = 0, n;
+
+	/* The CPUs this process may run on (taskset, a cgroup's cpuset, Slurm's). */
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		cpus = (unsigned)CPU_COUNT(&set);
+	n = cpus > vcpus ? cpus - vcpus : 1;
+	if (chunks && n > chunks)
+		n = (unsigned)chunks; /* a chunk each at least */
+	return n < EAGER_THREADS_MAX ? n : EAGER_THREADS_MAX;
 }
 
 double eager_seconds(const struct eager *e)
@@ -318,8 +334,18 @@ int eager_plan(const struct vm_config *cfg, struct vm *vm, struct eager **out, c
 	}
 	/* In the background always threads of their own: the vCPU threads run the guest. */
 	e->on_vcpu_threads = cfg->eager_threads == 0 && !e->background;
-	e->nthreads = cfg->eager_threads ? cfg->eager_threads : vm->nvcpus;
 	e->total_bytes = vm->ram.size;
+	e->nthreads =
+		cfg->eager_threads ? cfg->eager_threads
+		: e->background
+			? eager_background_default_threads(
+				  vm->nvcpus,
+				  e->total_bytes / (vm->ram.backend->page_bytes >
+								    MVM_RAM_ALIGN_BYTES
+							    ? vm->ram.backend->page_bytes
+							    : MVM_RAM_ALIGN_BYTES))
+			: vm->nvcpus;
+	e->threads_default = !cfg->eager_threads;
 	e->th = calloc(e->nthreads, sizeof(*e->th));
 	if (!e->th) {
 		snprintf(err, errlen, "out of memory planning eager population");
@@ -678,6 +704,7 @@ int eager_facts(const struct eager *e, struct eager_facts *f)
 				   .order_file_bytes = e->plan.file_bytes,
 				   .order_file_ram_bytes = e->plan.file_ram_bytes,
 				   .nthreads = e->nthreads,
+				   .threads_default = e->threads_default,
 				   .on_vcpu_threads = e->on_vcpu_threads,
 				   .spare_vcpus = e->vm->nspares,
 				   .total_bytes = e->total_bytes,

@@ -164,7 +164,8 @@ struct vm_config {
 	const char *numa_arg;	       /* as given: "auto", "0,1" */
 	unsigned numa_policy;	       /* enum numa_policy: --numa-policy (NUMA_BIND) */
 	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
-	unsigned eager_threads; /* 0: the vCPU threads do it (background: one per vCPU) */
+	unsigned
+		eager_threads; /* 0: the vCPU threads do it (background: the idle CPUs') */
 	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
 	const char *
 		eager_order; /* --eager-order: front (NULL), back, frontier, or a --record-touch FILE */
@@ -351,6 +352,13 @@ void eager_background_start(struct eager *e, struct vm *vm, int sandbox);
  */
 void eager_background_join(struct eager *e);
 double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
+#define EAGER_THREADS_MAX 1024		     /* --eager-threads' bound */
+/*
+ * Background eager's threads without --eager-threads: one per CPU this
+ * process may run on that the vcpus leave idle, at least one, at most one
+ * per chunk of guest RAM (chunks) and EAGER_THREADS_MAX.
+ */
+unsigned eager_background_default_threads(unsigned vcpus, uint64_t chunks);
 double eager_end_time(const struct eager *e);
 /* Host bytes populated so far, of all it will do: for a progress display. */
 void eager_progress(const struct eager *e, uint64_t *done, uint64_t *total);
@@ -375,6 +383,7 @@ struct eager_facts {
 	uint64_t order_file_ram_bytes; /* ... the guest RAM it was recorded with */
 	uint64_t from_file_bytes; /* populated from the file's list, before the rest */
 	unsigned nthreads;
+	int threads_default; /* no --eager-threads (background: the idle CPUs') */
 	int on_vcpu_threads;
 	unsigned
 		spare_vcpus; /* background prefault: vCPUs vm_nvcpus() .. + n - 1, never run */

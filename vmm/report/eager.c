@@ -145,9 +145,11 @@ void eager_background_report(const struct run_view *v, FILE *f)
 	if (eager_facts(v->eager, &x) || !x.background)
 		return;
 	fprintf(f,
-		"eager: background %s%s%s, order %s, %u thread%s of its own: %s in %.1f ms (%.2f GiB/s) beside the guest\n",
+		"eager: background %s%s%s, order %s, %u thread%s of its own%s: %s in %.1f ms (%.2f GiB/s) beside the guest\n",
 		eager_strategy_name(x.strategy), strategy_words(&x), auto_words(&x),
 		eager_order_name(x.order), x.nthreads, x.nthreads == 1 ? "" : "s",
+		x.threads_default ? " (one per CPU the vCPUs leave idle, at least one)"
+				  : "",
 		fmt_size(a, (double)x.done_bytes), x.seconds * MSEC_PER_SEC,
 		gib_per_s((double)x.done_bytes, x.seconds));
 	end_vs_guest(v, &x, f);
