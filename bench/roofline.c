@@ -14,9 +14,17 @@
  * ceiling is flat past a few GiB, but page-table set-up on 2 MiB pages takes
  * microseconds per GiB, so its ceiling is measured at the size of interest.
  * Writes TSV (one row per backing, op and thread count; gib_per_s is the
- * best run's, the ceiling); rows it cannot measure (a hugetlb pool short of
- * pages) are '#' comments saying why. --grow-pools (root) grows the hugetlb
- * pools for the measurement and gives the pages back before it exits.
+ * best run's, the ceiling; median_gib_per_s and min_gib_per_s the median and
+ * slowest runs'); rows it cannot measure (a hugetlb pool short of pages) are
+ * '#' comments saying why. --grow-pools (root) grows the hugetlb pools for
+ * the measurement and gives the pages back before it exits.
+ *
+ * Like for like with a guest (docs/PLATFORM.md, "Fourth look"): every run is
+ * a process of its own, as every minivmm run is, and the thread counts of a
+ * backing and op take turns run by run. Measure at the guest's size
+ * (--size 4G for --mem 4G): this machine's host backs memory late (free
+ * page reporting), so a small ceiling, measured in memory the host still
+ * backs, overstates what a big fresh populate reaches.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -31,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -284,35 +293,36 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Time `runs` runs of op on k with n threads; print its row (or why not). */
-static void measure(FILE *out, const struct kind *k, enum op op, unsigned n,
-		    uint64_t size, unsigned runs, int grow)
+/*
+ * One run in a child process of its own, as minivmm populates in a process
+ * of its own: the mapping, the populate (or memset) and the unmap happen
+ * there, and the process's exit frees it all, as a VM's end does. The
+ * seconds, or -errno.
+ */
+static double run_once(const struct kind *k, enum op op, unsigned n, uint64_t bytes,
+		       int file)
 {
-	uint64_t bytes = (size + k->page - 1) / k->page * k->page;
-	double t[MAX_RUNS], best, median;
-	char why[256];
-	int file = -1;
+	int fds[2];
+	double t = -EIO;
+	pid_t pid;
 
-	if (bytes / k->page < n)
-		bytes = n * k->page; /* a page per thread at least */
-	if (k->pool &&
-	    pool_ready(k->pool, (long long)(bytes / k->page), grow, why, sizeof(why))) {
-		fprintf(out, "# skipped %s %s %u threads: %s\n", k->name, op_names[op], n,
-			why);
-		return;
+	if (pipe(fds))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		t = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return t;
 	}
-	if (op == OP_MAP && (file = prezeroed(k, bytes)) < 0) {
-		fprintf(out,
-			"# skipped %s map %u threads: a pre-zeroed file of %llu MiB: %s\n",
-			k->name, n, (unsigned long long)(bytes >> 20), strerror(errno));
-		return;
-	}
-	for (unsigned r = 0; r < runs; r++) {
+	if (pid == 0) {
 		void *base = NULL;
 		uint64_t len = bytes;
 		uint8_t *p;
 		int fd = -1;
 
+		close(fds[0]);
 		if (op == OP_MAP) {
 			p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, file,
 				 0);
@@ -321,34 +331,87 @@ static void measure(FILE *out, const struct kind *k, enum op op, unsigned n,
 			p = fresh(k, bytes, &base, &len, &fd);
 		}
 		if (!p) {
-			fprintf(out, "# skipped %s %s %u threads: mapping %llu MiB: %s\n",
-				k->name, op_names[op], n,
-				(unsigned long long)(bytes >> 20), strerror(errno));
-			goto out;
+			t = -errno;
+		} else {
+			/* memset: resident first, so it measures zeroing, not faults. */
+			t = op == OP_MEMSET ? on_threads(p, bytes, k->page, 1, 0) : 0;
+			if (t >= 0)
+				t = on_threads(p, bytes, k->page, n, op == OP_MEMSET);
 		}
-		/* memset: resident first, so it measures zeroing, not faults. */
-		t[r] = op == OP_MEMSET ? on_threads(p, bytes, k->page, 1, 0) : 0;
-		if (t[r] >= 0)
-			t[r] = on_threads(p, bytes, k->page, n, op == OP_MEMSET);
-		munmap(base, len);
-		if (fd >= 0)
-			close(fd);
-		if (t[r] < 0) {
-			fprintf(out, "# skipped %s %s %u threads: %s\n", k->name,
-				op_names[op], n, strerror((int)-t[r]));
-			goto out;
-		}
+		if (write(fds[1], &t, sizeof(t)) != sizeof(t))
+			_exit(1);
+		_exit(0);
 	}
-	qsort(t, runs, sizeof(t[0]), cmp_double);
-	best = t[0];
-	median = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
-	fprintf(out, "%s\t%s\t%u\t%llu\t%llu\t%u\t%.9f\t%.9f\t%.3f\t%.3f\t%.1f\n",
-		k->name, op_names[op], n, (unsigned long long)bytes,
-		(unsigned long long)k->page, runs, best, median,
-		(double)bytes / GIB_F / best, (double)bytes / GIB_F / median,
-		best / ((double)bytes / (double)k->page) * NSEC_PER_SEC);
-	fflush(out);
-out:
+	close(fds[1]);
+	if (read(fds[0], &t, sizeof(t)) != sizeof(t))
+		t = -EIO;
+	close(fds[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return t;
+}
+
+/*
+ * `runs` runs of op on k for each thread count in threads[], interleaved:
+ * round r runs every count once, so no count gets all its runs in one of
+ * the machine's fast or slow spells (its host backs memory late: free page
+ * reporting). Each run is a process of its own. One row per count (or a
+ * '#' line saying why not).
+ */
+static void measure(FILE *out, const struct kind *k, enum op op, const unsigned *threads,
+		    unsigned nthreads, uint64_t size, unsigned runs, int grow)
+{
+	double t[MAX_THREADS][MAX_RUNS];
+	int bad[MAX_THREADS] = { 0 };
+	uint64_t bytes = (size + k->page - 1) / k->page * k->page, most = 1;
+	char why[256];
+	int file = -1;
+
+	for (unsigned i = 0; i < nthreads; i++)
+		most = threads[i] > most ? threads[i] : most;
+	if (bytes / k->page < most)
+		bytes = most * k->page; /* a page per thread at least */
+	if (k->pool &&
+	    pool_ready(k->pool, (long long)(bytes / k->page), grow, why, sizeof(why))) {
+		fprintf(out, "# skipped %s %s: %s\n", k->name, op_names[op], why);
+		return;
+	}
+	if (op == OP_MAP && (file = prezeroed(k, bytes)) < 0) {
+		fprintf(out, "# skipped %s map: a pre-zeroed file of %llu MiB: %s\n",
+			k->name, (unsigned long long)(bytes >> 20), strerror(errno));
+		return;
+	}
+	for (unsigned r = 0; r < runs; r++)
+		for (unsigned i = 0; i < nthreads; i++) {
+			if (bad[i])
+				continue;
+			t[i][r] = run_once(k, op, threads[i], bytes, file);
+			if (t[i][r] < 0) {
+				bad[i] = 1;
+				fprintf(out, "# skipped %s %s %u threads: %s\n", k->name,
+					op_names[op], threads[i],
+					strerror((int)-t[i][r]));
+			}
+		}
+	for (unsigned i = 0; i < nthreads; i++) {
+		double best, median, worst;
+
+		if (bad[i])
+			continue;
+		qsort(t[i], runs, sizeof(t[i][0]), cmp_double);
+		best = t[i][0];
+		worst = t[i][runs - 1];
+		median = runs % 2 ? t[i][runs / 2]
+				  : (t[i][runs / 2 - 1] + t[i][runs / 2]) / 2;
+		fprintf(out,
+			"%s\t%s\t%u\t%llu\t%llu\t%u\t%.9f\t%.9f\t%.3f\t%.3f\t%.1f\t%.3f\n",
+			k->name, op_names[op], threads[i], (unsigned long long)bytes,
+			(unsigned long long)k->page, runs, best, median,
+			(double)bytes / GIB_F / best, (double)bytes / GIB_F / median,
+			best / ((double)bytes / (double)k->page) * NSEC_PER_SEC,
+			(double)bytes / GIB_F / worst);
+		fflush(out);
+	}
 	if (file >= 0)
 		close(file);
 }
@@ -453,26 +516,23 @@ int main(int argc, char **argv)
 	if (!map_size)
 		map_size = size;
 	fprintf(out,
-		"# size %llu MiB (map rows: %llu MiB), best of %u runs; gib_per_s is the ceiling minivmm uses\n",
+		"# size %llu MiB (map rows: %llu MiB), best of %u runs, each a process of its own, the thread counts interleaved; gib_per_s is the ceiling minivmm uses, min_gib_per_s the slowest run\n",
 		(unsigned long long)(size >> 20), (unsigned long long)(map_size >> 20),
 		runs);
 	fprintf(out,
 		"backing\top\tthreads\tbytes\tpage_bytes\truns\tbest_s\tmedian_s\tgib_per_s\t"
-		"median_gib_per_s\tns_per_page\n");
-	for (unsigned t = 0; t < nthreads; t++)
-		measure(out, &kinds[0], OP_MEMSET, threads[t], size, runs, grow);
+		"median_gib_per_s\tns_per_page\tmin_gib_per_s\n");
+	measure(out, &kinds[0], OP_MEMSET, threads, nthreads, size, runs, grow);
 	for (size_t k = 0; k < NKINDS; k++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), ",%s,", kinds[k].name);
 		if (!strstr(list, name))
 			continue;
-		for (unsigned t = 0; t < nthreads; t++) {
-			measure(out, &kinds[k], OP_CLEAR, threads[t], size, runs, grow);
-			if (kinds[k].map_ok)
-				measure(out, &kinds[k], OP_MAP, threads[t], map_size,
-					runs, grow);
-		}
+		measure(out, &kinds[k], OP_CLEAR, threads, nthreads, size, runs, grow);
+		if (kinds[k].map_ok)
+			measure(out, &kinds[k], OP_MAP, threads, nthreads, map_size, runs,
+				grow);
 		/* Before the next backing: a 16000 MiB pool held on would leave it no room. */
 		give_back();
 	}

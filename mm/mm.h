@@ -317,12 +317,27 @@ struct mm_ceiling {
 	double map_gib_per_s;
 	double gib_per_s; /* bytes / predicted_s */
 	double predicted_s;
+	uint64_t row_bytes; /* the size the (clear) ceiling was measured at; 0: unknown */
+	double min_gib_per_s; /* that row's slowest run; 0: unknown */
+	/* What a 2 MiB reservoir would cost: its map (the lease) and clear (made once) rates; 0: none. */
+	double lease_map_gib_per_s, lease_clear_gib_per_s;
+	int free_page_reporting; /* mm_free_page_reporting(), at the time of the ceiling */
+	char balloon[16];
 	char missing[160];
 	char source[MM_PATH_BYTES]; /* the roofline file */
 };
 void mm_roofline_ceiling(const struct mm_roofline *r, const char *backing,
 			 unsigned threads, uint64_t bytes, uint64_t prezeroed,
 			 struct mm_ceiling *c);
+/* A row's rate (op "clear" or "map"), the closest thread count at or below threads; 0 if none. */
+double mm_roofline_rate(const struct mm_roofline *r, const char *backing, const char *op,
+			unsigned threads);
+/*
+ * Does this machine's balloon hand freed memory back to its host (virtio
+ * balloon, VIRTIO_BALLOON_F_REPORTING, /sys/bus/virtio/devices/<N>/features
+ * bit 5)? 1, 0, or -1 when there is no balloon to ask; dev names it ("virtio0").
+ */
+int mm_free_page_reporting(char *dev, size_t len);
 
 /* ---- latency.c: per-fault latency histograms (userfaultfd paging) --------- */
 

@@ -15,6 +15,8 @@ struct roof_row {
 	char op[16];
 	unsigned threads;
 	double gib_per_s;
+	uint64_t bytes;	      /* the size it was measured at; 0: not said */
+	double min_gib_per_s; /* its slowest run; 0: not said (an older file) */
 };
 
 struct mm_roofline {
@@ -58,7 +60,7 @@ int mm_roofline_parse(const char *text, struct mm_roofline **out, char *err,
 {
 	struct mm_roofline *r = calloc(1, sizeof(*r));
 	const char *header = NULL;
-	int cb = -1, co = -1, ct = -1, cr = -1;
+	int cb = -1, co = -1, ct = -1, cr = -1, cy = -1, cm = -1;
 	unsigned lineno = 0;
 
 	*out = NULL;
@@ -81,6 +83,10 @@ int mm_roofline_parse(const char *text, struct mm_roofline **out, char *err,
 			co = column(p, "op");
 			ct = column(p, "threads");
 			cr = column(p, "gib_per_s");
+			cy = column(p, "bytes"); /* optional */
+			cm = column(
+				p,
+				"min_gib_per_s"); /* optional: bench/roofline since round 4 */
 			if (cb < 0 || co < 0 || ct < 0 || cr < 0) {
 				snprintf(
 					err, errlen,
@@ -119,6 +125,10 @@ int mm_roofline_parse(const char *text, struct mm_roofline **out, char *err,
 		snprintf(row->op, sizeof(row->op), "%s", o);
 		row->threads = (unsigned)th;
 		row->gib_per_s = rate;
+		if (cy >= 0 && !field(p, cy, t, sizeof(t)))
+			row->bytes = strtoull(t, NULL, 10);
+		if (cm >= 0 && !field(p, cm, g, sizeof(g)))
+			row->min_gib_per_s = strtod(g, NULL);
 	}
 	if (!r->n) {
 		snprintf(err, errlen, "no rows");
@@ -218,9 +228,57 @@ void mm_roofline_ceiling(const struct mm_roofline *r, const char *backing,
 	}
 	c->clear_gib_per_s = row[0] ? row[0]->gib_per_s : 0;
 	c->map_gib_per_s = row[1] ? row[1]->gib_per_s : 0;
+	c->row_bytes = row[0] ? row[0]->bytes : row[1]->bytes;
+	c->lease_map_gib_per_s = mm_roofline_rate(r, "hugetlb2m", "map", threads);
+	c->lease_clear_gib_per_s = mm_roofline_rate(r, "hugetlb2m", "clear", threads);
+	c->free_page_reporting = mm_free_page_reporting(c->balloon, sizeof(c->balloon));
+	c->min_gib_per_s = row[0] ? row[0]->min_gib_per_s : row[1]->min_gib_per_s;
+	if (c->min_gib_per_s > (row[0] ? row[0] : row[1])->gib_per_s)
+		c->min_gib_per_s = 0; /* not a rate below the ceiling: ignored */
 	c->predicted_s =
 		(row[0] ? (double)fresh / GIB_F / row[0]->gib_per_s : 0) +
 		(row[1] ? (double)(bytes - fresh) / GIB_F / row[1]->gib_per_s : 0);
 	c->gib_per_s = c->predicted_s > 0 ? (double)bytes / GIB_F / c->predicted_s : 0;
 	c->found = bytes > 0;
+}
+
+double mm_roofline_rate(const struct mm_roofline *r, const char *backing, const char *op,
+			unsigned threads)
+{
+	const struct roof_row *best = NULL;
+
+	for (unsigned i = 0; i < r->n; i++)
+		if (!strcmp(r->row[i].backing, backing) && !strcmp(r->row[i].op, op) &&
+		    r->row[i].threads <= threads &&
+		    (!best || r->row[i].threads > best->threads))
+			best = &r->row[i];
+	return best ? best->gib_per_s : 0;
+}
+
+#define VIRTIO_ID_BALLOON	   "0x0005"
+#define VIRTIO_BALLOON_F_REPORTING 5
+
+int mm_free_page_reporting(char *dev, size_t len)
+{
+	char path[96], text[512];
+	int found = -1;
+
+	dev[0] = '\0';
+	for (int i = 0; i < 64 && found < 0; i++) {
+		snprintf(path, sizeof(path), "/sys/bus/virtio/devices/virtio%d/device",
+			 i);
+		if (mm_read_text(path, text, sizeof(text)))
+			continue;
+		if (strncmp(text, VIRTIO_ID_BALLOON, strlen(VIRTIO_ID_BALLOON)))
+			continue;
+		/* features: one '0' or '1' per feature bit, bit 0 first. */
+		snprintf(path, sizeof(path), "/sys/bus/virtio/devices/virtio%d/features",
+			 i);
+		if (mm_read_text(path, text, sizeof(text)) ||
+		    strlen(text) <= VIRTIO_BALLOON_F_REPORTING)
+			continue;
+		found = text[VIRTIO_BALLOON_F_REPORTING] == '1';
+		snprintf(dev, len, "virtio%d", i);
+	}
+	return found;
 }

@@ -468,6 +468,7 @@ static void eager_done(struct run *r)
 
 		eager_report(r->eager, vm_stopping(r->vm) ? vm_end_reason(r->vm) : NULL,
 			     stdout);
+		eager_slow_note(r->eager, &r->cfg->vm, stdout);
 		/* One populate, two spans: say what the timeline's phase holds besides it. */
 		if (phase_s - pop_s > EAGER_SPAN_NOTE_S && phase_s > 1.2 * pop_s)
 			printf("  the timeline's eager_done phase, %s, holds the %s above and, before it, the residency check (mincore) and the threads' start\n",

@@ -285,6 +285,20 @@ void test_roofline(void)
 	CHECK_STR_CONTAINS(c.missing, "no anon clear row for 3 threads (it has 1, 2)");
 	mm_roofline_ceiling(r, "hugetlb2m", 2, 1ULL << 30, 1ULL << 30, &c);
 	CHECK(!c.found);
+	/* What a 2 MiB reservoir would cost, for any backing: its rows at 1 thread. */
+	mm_roofline_ceiling(r, "anon", 2, 1ULL << 30, 0, &c);
+	CHECK(c.lease_map_gib_per_s == 1000.0 && c.lease_clear_gib_per_s == 8.0);
+	CHECK(c.row_bytes == 1 &&
+	      c.min_gib_per_s == 0); /* an older file: no slowest run */
+	CHECK(mm_roofline_rate(r, "anon", "clear", 7) == 4.0);
+	CHECK(mm_roofline_rate(r, "memfd", "clear", 1) == 0);
+	mm_roofline_free(r);
+	/* bench/roofline's own file: the size measured at, and the slowest run. */
+	CHECK(mm_roofline_parse("backing\top\tthreads\tbytes\tgib_per_s\tmin_gib_per_s\n"
+				"anon\tclear\t1\t268435456\t2.5\t1.25\n",
+				&r, err, sizeof(err)) == 0);
+	mm_roofline_ceiling(r, "anon", 1, 1ULL << 30, 0, &c);
+	CHECK(c.found && c.row_bytes == 268435456 && c.min_gib_per_s == 1.25);
 	mm_roofline_free(r);
 	CHECK(mm_roofline_parse("backing\top\n", &r, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "header lacks");

@@ -1,6 +1,10 @@
 /* What eager population did: the report a person reads, and the results file's "eager" object. */
 #include "report.h"
 
+#include <string.h>
+
+#define PERCENT_OF 100.0
+
 /* What an --eager-order FILE gave: its pages, and how much of them went first. */
 static void order_file_print(const struct eager_facts *x, FILE *f)
 {
@@ -94,7 +98,61 @@ void eager_report(const struct eager *e, const char *stopped, FILE *f)
 			t.fell_back ? " [no MADV_POPULATE_WRITE: wrote each page]" : "");
 	}
 	if (x.ceiling)
-		roofline_report(x.ceiling, gib_per_s((double)x.done_bytes, x.seconds), f);
+		roofline_report(x.ceiling, gib_per_s((double)x.done_bytes, x.seconds),
+				x.total_bytes, x.backing, x.nthreads, f);
+}
+
+#define SLOW_EAGER_S	   5.0	/* longer: say what a reservoir would cost */
+#define SLOW_EAGER_PERCENT 50.0 /* below this share of the clear ceiling: the same */
+
+void eager_slow_note(const struct eager *e, const struct vm_config *cfg, FILE *f)
+{
+	const struct mm_ceiling *c;
+	struct eager_facts x;
+	char size[FMT_BYTES], mem[32], d[FMT_BYTES];
+	double pct = 0;
+
+	if (eager_facts(e, &x) || x.background || !x.finished || cfg->mem_path ||
+	    cfg->reservoir || x.seconds <= 0)
+		return;
+	c = x.ceiling;
+	if (c && c->found && !strcmp(c->op, "clear"))
+		pct = PERCENT_OF * gib_per_s((double)x.done_bytes, x.seconds) /
+		      c->gib_per_s;
+	if (x.seconds <= SLOW_EAGER_S && !(pct > 0 && pct < SLOW_EAGER_PERCENT))
+		return;
+	snprintf(mem, sizeof(mem), "%lluM", (unsigned long long)(x.total_bytes >> 20));
+	fmt_size(size, (double)x.total_bytes);
+	fprintf(f, "  slow: a 2 MiB reservoir would leave page tables only");
+	if (c && c->lease_map_gib_per_s > 0) {
+		fprintf(f,
+			": predicted %s for %s here (the roofline's hugetlb2m map ceiling, %.0f GiB/s)",
+			fmt_duration(d, (double)x.total_bytes / BYTES_PER_GIB /
+						c->lease_map_gib_per_s),
+			size, c->lease_map_gib_per_s);
+		if (c->lease_clear_gib_per_s > 0)
+			fprintf(f,
+				", once it is made (%s of clearing at its clear ceiling)",
+				fmt_duration(d, (double)x.total_bytes / BYTES_PER_GIB /
+							c->lease_clear_gib_per_s));
+	} else {
+		fprintf(f,
+			" (what they cost here: the map row of build/bench/roofline --size %s --backings hugetlb2m)",
+			mem);
+	}
+	fprintf(f, "; make one: scripts/reservoir create %s, then: minivmm --mem %s", mem,
+		mem);
+	if (cfg->vcpus > 1)
+		fprintf(f, " --vcpus %u", cfg->vcpus);
+	fprintf(f, " --reservoir %s --eager%s%s %s", MM_RESERVOIR_DIR,
+		x.requested == EAGER_AUTO ? "" : "=",
+		x.requested == EAGER_AUTO ? "" : eager_strategy_name(x.requested),
+		cfg->guest_path);
+	if (cfg->guest_argc)
+		fprintf(f, " --");
+	for (int i = 0; i < cfg->guest_argc; i++)
+		fprintf(f, " %s", cfg->guest_argv[i]);
+	fputc('\n', f);
 }
 
 void eager_predict_print(const struct eager *e, FILE *f)

@@ -124,6 +124,13 @@ void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
  * have been stopped part way), else NULL.
  */
 void eager_report(const struct eager *e, const char *stopped, FILE *f);
+/*
+ * After eager_report: a populate of fresh memory longer than 5 s, or below
+ * half its clear ceiling, gets one line on what a 2 MiB reservoir would
+ * cost here (from the roofline's hugetlb2m rows, when it has them) and the
+ * two commands (cfg: the run's, for the second).
+ */
+void eager_slow_note(const struct eager *e, const struct vm_config *cfg, FILE *f);
 /* --eager=background, after the run: what it did, when it ended against the guest's marks. */
 void eager_background_report(const struct run_view *v, FILE *f);
 /* The members of the results' "eager" object (the run adds a touch pass's). */
@@ -151,7 +158,13 @@ uint64_t ram_backing_page_bytes(const struct guest_ram *ram,
 void roofline_predict_print(const struct mm_ceiling *c, uint64_t bytes, unsigned threads,
 			    const char *backing, FILE *f);
 /* After it: the measured rate as a percentage of the ceiling, or why there is none. */
-void roofline_report(const struct mm_ceiling *c, double gib_per_s, FILE *f);
+/*
+ * Eager's rate against its ceiling; when it lands far from it, or the
+ * ceiling was measured at another size, why it may be and the command that
+ * measures it like for like (bytes, backing, threads: this population's).
+ */
+void roofline_report(const struct mm_ceiling *c, double gib_per_s, uint64_t bytes,
+		     const char *backing, unsigned threads, FILE *f);
 void roofline_write_json(const struct mm_ceiling *c, double gib_per_s, struct json *j);
 /* With --roofline, before a long eager population: what it should take. */
 void eager_predict_print(const struct eager *e, FILE *f);

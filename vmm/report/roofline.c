@@ -18,16 +18,71 @@ void roofline_predict_print(const struct mm_ceiling *c, uint64_t bytes, unsigned
 	fflush(f);
 }
 
-void roofline_report(const struct mm_ceiling *c, double gib_per_s, FILE *f)
+#define FAR_BELOW_PERCENT 50.0	/* under it: say why it may be, and what to do */
+#define FAR_ABOVE_PERCENT 150.0 /* over it: the ceiling was measured too low */
+#define UNLIKE_SIZE_RATIO \
+	2 /* a ceiling measured at a size this far off: not like for like */
+
+/* The command that measures this population's ceiling like for like. */
+static void like_for_like(uint64_t bytes, const char *backing, unsigned threads, FILE *f)
 {
+	fprintf(f,
+		"build/bench/roofline --size %lluM --backings %s --threads %u -o FILE (each run a process of its own, just before the guest)",
+		(unsigned long long)(bytes >> 20), backing, threads);
+}
+
+void roofline_report(const struct mm_ceiling *c, double gib_per_s, uint64_t bytes,
+		     const char *backing, unsigned threads, FILE *f)
+{
+	char a[FMT_BYTES], b[FMT_BYTES];
+	double pct;
+	int unlike;
+
 	if (!c->found) {
 		fprintf(f, "  roofline: no ceiling: %s\n", c->missing);
 		return;
 	}
+	pct = PERCENT * gib_per_s / c->gib_per_s;
 	fprintf(f,
 		"  roofline: %.2f GiB/s is %.0f%% of the %s ceiling, %.2f GiB/s (predicted %.3f s; %s)\n",
-		gib_per_s, PERCENT * gib_per_s / c->gib_per_s, c->op, c->gib_per_s,
-		c->predicted_s, c->source);
+		gib_per_s, pct, c->op, c->gib_per_s, c->predicted_s, c->source);
+	unlike = c->row_bytes && (bytes > UNLIKE_SIZE_RATIO * c->row_bytes ||
+				  bytes * UNLIKE_SIZE_RATIO < c->row_bytes);
+	if (unlike) {
+		fprintf(f,
+			"  roofline: not like for like: the ceiling was measured at %s, this populate was %s; measure it at this size: ",
+			fmt_size(a, (double)c->row_bytes), fmt_size(b, (double)bytes));
+		like_for_like(bytes, backing, threads, f);
+		fputc('\n', f);
+	}
+	if (pct < FAR_BELOW_PERCENT) {
+		fprintf(f, "  roofline: far below the ceiling");
+		if (c->min_gib_per_s > 0 && gib_per_s >= c->min_gib_per_s * 0.9)
+			fprintf(f, ", within the roofline's own runs (%.2f-%.2f GiB/s)",
+				c->min_gib_per_s, c->gib_per_s);
+		if (c->free_page_reporting == 1)
+			fprintf(f,
+				". This machine's balloon (%s) hands memory a process freed back to its host (free page reporting; docs/PLATFORM.md, \"Fourth look\"): memory freed seconds ago must be backed by the host again, so fresh populates here swing from run to run.",
+				c->balloon);
+		else
+			fprintf(f,
+				". Something else held the machine's memory or CPUs meanwhile (%s).",
+				c->free_page_reporting == 0
+					? "its balloon reports no free pages to a host"
+					: "there is no virtio balloon here");
+		fprintf(f, " Measure the ceiling like for like: ");
+		if (unlike)
+			fprintf(f, "the command above");
+		else
+			like_for_like(bytes, backing, threads, f);
+		fprintf(f,
+			"; or use memory that stays backed: a hugetlb pool (--backing hugetlb2m) or a reservoir\n");
+	} else if (pct > FAR_ABOVE_PERCENT) {
+		fprintf(f,
+			"  roofline: above the ceiling: it was measured slower than this machine goes (while something else ran, or in memory its host had to back); measure it again: ");
+		like_for_like(bytes, backing, threads, f);
+		fputc('\n', f);
+	}
 }
 
 void roofline_write_json(const struct mm_ceiling *c, double gib_per_s, struct json *j)
