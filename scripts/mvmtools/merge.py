@@ -48,6 +48,11 @@ COLUMNS = ["host", "kernel", "cpu", "kvm", "paging", "kvm_params", "thp", "workl
            "eager", "mode", "runs", "status", "exit_status", "exit_reason", "setup_ms", "eager_ms", "first_pass_ms",
            "first_useful_work_ms", "total_ms", "first_pass_pf_taken", "file"]
 METRICS = ["setup_ms", "eager_ms", "first_pass_ms", "first_useful_work_ms", "total_ms"]
+# What each metric's axis measures: three are durations, two are times since exec.
+METRIC_AXES = {"setup_ms": "ms from exec to the guest's entry", "eager_ms": "ms of eager population",
+               "first_pass_ms": "ms of the first pass (workload_start to first_useful_work)",
+               "first_useful_work_ms": "ms since exec", "total_ms": "ms since exec (to vm_exit)"}
+LOG_SPREAD = 20  # largest value over the smallest past which a plot's y axis is logarithmic
 # Workloads that mark their first pass over memory (first_useful_work).
 FIRST_PASS_WORKLOADS = ("flat", "sweep")
 
@@ -294,11 +299,13 @@ def plot(prefix, metric, groups, items, tmp):
                 s = cell.get((c, g))
                 vals += ["NaN", "NaN", "NaN"] if s is None else ["%.17g" % x for x in s]
             f.write(c.replace("\t", " ") + "\t" + "\t".join(vals) + "\n")
+    vals = [v for s3 in cell.values() for v in s3 if v is not None and v > 0]
+    spread = max(vals) / min(vals) if vals else 1
     out = "%s-%s.png" % (prefix, metric)
     part = outfile.temporary(out)  # gnuplot draws here; it replaces the file out names once whole
     # The environments' full records are in PREFIX.txt under the same E numbers.
     titles = ["E%d %s, %s, %s %s" % (groups.index(g) + 1, g[0], g[1], g[3], g[4]) for g in used]
-    width = max(900, 120 + 70 * len(configs) * max(1, len(used)))
+    width = max(1000, 520 + 70 * len(configs) * max(1, len(used)))
     # Vertical x labels: a bottom margin (in character heights) that fits the longest.
     bmargin = 2 + int(0.45 * max(len(c) for c in configs))
     gp = ["set terminal pngcairo size %d,%d noenhanced" % (min(width, 2400), 480 + 8 * max(len(c) for c in configs)),
@@ -308,9 +315,15 @@ def plot(prefix, metric, groups, items, tmp):
                                          % metric),
           "set style data histograms", "set style histogram errorbars gap 2 lw 1",
           "set style fill solid 0.85 border -1",
-          "set key outside top center horizontal", "set xtics rotate by 90 right", "set grid ytics",
-          "set yrange [0:*]", "set offsets 0, 0, graph 0.05, 0", "set ylabel \"ms since exec\"",
-          "set datafile separator \"\\t\"", "set datafile missing \"NaN\"", "set lmargin 12", "set rmargin 4"]
+          # The environments beside the axes, under the title (above it they read as a heading).
+          "set key outside right top vertical Left reverse title \"environment (merged.txt)\"",
+          "set xtics rotate by 90 right", "set grid ytics",
+          # Values two orders of magnitude apart: on a linear axis the small bars vanish.
+          "set logscale y; set yrange [%r:%r]" % (min(vals) / 1.6, max(vals) * 1.6) if spread > LOG_SPREAD
+          else "set yrange [0:*]",
+          "set offsets 0, 0, graph 0.05, 0",
+          "set ylabel %s" % gnuplot.quote(METRIC_AXES[metric] + (" (log scale)" if spread > LOG_SPREAD else "")),
+          "set datafile separator \"\\t\"", "set datafile missing \"NaN\"", "set lmargin 12"]
     plots = ["%s using %d:%d:%d:xtic(1) title %s lc rgb %s" % (gnuplot.quote(data), 2 + 3 * i, 3 + 3 * i, 4 + 3 * i,
                                                               gnuplot.quote(titles[i]), gnuplot.quote(gnuplot.color(i)))
              for i in range(len(used))]

@@ -25,6 +25,26 @@ PROPOLIS_S = "0.620"
 SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "seed-osv-mmap.tsv")
 
 
+
+def bar_label(cell):
+    """A bench cell's name in words: 4k_1G_t1 -> '4 KiB, 1 GiB, 1 thread', thp_13G_t2 ->
+    'THP, 13 GiB, 2 threads', hugetlb2m_13G -> 'hugetlb2m, 13 GiB'; others as they are."""
+    words = []
+    for w in cell.split("_"):
+        m = re.match(r"^t([0-9]+)$", w)
+        g = re.match(r"^([0-9.]+)G$", w)
+        if m:
+            words.append("%s thread%s" % (m.group(1), "" if m.group(1) == "1" else "s"))
+        elif g:
+            words.append("%s GiB" % g.group(1))
+        elif w == "4k":
+            words.append("4 KiB")
+        elif w == "thp":
+            words.append("THP")
+        else:
+            words.append(w)
+    return ", ".join(words)
+
 class ReportError(Exception):
     pass
 
@@ -186,15 +206,18 @@ class Report:
 
     def plot_bars(self, name, title, ylabel, rows, ref="", reftitle="", log=False):
         """Bars with min-max error bars: ROWS[0] names the series (label v lo hi ...);
-        log: a logarithmic y axis (rates that span orders of magnitude)."""
+        log: a logarithmic y axis (rates that span orders of magnitude). The cells'
+        names become words on the axis (4k_1G_t1: 4 KiB, 1 GiB, 1 thread)."""
+        rows = [rows[0]] + [[bar_label(r[0])] + r[1:] for r in rows[1:]]
         data = self._write(name + ".dat", "".join("\t".join(r) + "\n" for r in rows))
-        n = len(" ".join(rows[0]).split()) // 3
-        gp = ["set terminal pngcairo size 1100,560 noenhanced",
+        n = (len(rows[0]) - 1) // 3
+        gp = ["set terminal pngcairo size 1100,640 noenhanced",
               "set output '%s'" % os.path.join(self.dir, name + ".png"),
-              "set title '%s'" % title, "set ylabel '%s'" % ylabel,
+              "set title '%s'" % title, "set ylabel '%s'" % ylabel, "set datafile separator '\t'",
               "set style data histograms", "set style histogram errorbars gap 2 lw 1",
-              "set style fill solid 0.8 border -1", "set key top left", "set grid ytics",
-              "set logscale y" if log else "set yrange [0:*]", "set xtics rotate by -30"]
+              # The key under the axis labels, never over a bar.
+              "set style fill solid 0.8 border -1", "set key outside below center horizontal", "set grid ytics",
+              "set logscale y" if log else "set yrange [0:*]", "set xtics rotate by -30", "set rmargin 14"]
         plots = ["'%s' using %d:%d:%d:xtic(1) title columnhead(%d)" % (data, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i, 2 + 3 * i)
                  for i in range(n)]
         line = "plot " + ", ".join(plots)
@@ -419,8 +442,9 @@ class Report:
                     v[(rr[1], it, rr[2])] = rr[4]
                 if rr[2] not in sizes:
                     sizes.append(rr[2])
-        data = ["\t".join(["MiB", "guest-it1", "host-it1", "seed-OSv-it1", "seed-Linux-it1", "guest-it2", "host-it2",
-                           "seed-OSv-it2", "seed-Linux-it2"])]
+        data = ["\t".join(["MiB"] + ["%s, iteration %s" % (w, it) for it in ("1", "2")
+                                      for w in ("minivmm guest", "Linux process here", "seed: OSv guest",
+                                                "seed: Linux host")])]
         for z in sorted(sizes, key=awk_value):
             cols = [z]
             for it in ("1", "2"):
@@ -428,12 +452,21 @@ class Report:
                          seed.get(("linux-host", it, z), "")]
             data.append("\t".join(x if x != "" else "-" for x in cols))
         dat = self._write("sweep.dat", "\n".join(data) + "\n")
-        gp = ["set terminal pngcairo size 1000,600 noenhanced",
+        mibs = [awk_value(z) for z in sizes if awk_value(z) > 0]
+        # A colour per source; its second iteration dashed with other points. The x axis
+        # spans the sizes (a log axis would run on to the next power of ten); the key below.
+        colours = [gnuplot.color(k) for k in range(4)]
+        series = ["'%s' using 1:(column(%d) > 0 ? column(%d) : 1/0) with linespoints lw %s dt %s pt %d lc rgb '%s' "
+                  "title columnhead(%d)" % (dat, 2 + 4 * it + k, 2 + 4 * it + k, "2" if it == 0 else "1.5",
+                                            "1" if it == 0 else "(6,4)", 1 + k + 4 * it, colours[k], 2 + 4 * it + k)
+                  for it in range(2) for k in range(4)]
+        gp = ["set terminal pngcairo size 1000,700 noenhanced",
               "set output '%s'" % os.path.join(self.dir, "sweep.png"),
               'set title "OSv\'s touch loop, demand: seconds per size (medians; seed: its figures, 0.000 not drawn)"',
-              "set logscale xy", 'set xlabel "MiB"', 'set ylabel "seconds"', "set key top left", "set grid",
-              'set datafile missing "-"',
-              "plot for [i=2:9] '%s' using 1:(column(i) > 0 ? column(i) : 1/0) with linespoints title columnhead(i)" % dat]
+              "set logscale xy", 'set xlabel "MiB"', 'set ylabel "seconds"',
+              "set xrange [%r:%r]" % (min(mibs) / 1.15, max(mibs) * 1.15) if mibs else "set autoscale x",
+              "set key outside below center horizontal Left reverse height 1.5", "set grid",
+              "set datafile separator '\t'", 'set datafile missing "-"', "plot " + ", ".join(series)]
         ok, err = gnuplot.run(self._write("sweep.gp", "\n".join(gp) + "\n"))
         out.append("![OSv's touch loop, guest vs host vs seed](sweep.png)" if ok else "(plot sweep failed: %s)" % err)
         out.append("")

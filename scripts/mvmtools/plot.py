@@ -88,8 +88,12 @@ def counters_of(res):
 
 
 # --- the sweep plot ---------------------------------------------------------------
+# The tables' names for the guest's mappings (sweep[].guest_mapping).
+MAPPING_NAMES = {"demand": "demand", "map_populate": "populate", "direct_map": "direct map"}
+
+
 def sweep_series(res, counter):
-    """[(title, [(MiB, y, lo, hi)...])] of one file: per (workload, iteration, mapping)."""
+    """[((workload, iteration, mapping), [(MiB, y, lo, hi)...])] of one file."""
     groups, order = {}, []
 
     def add(rec, y, lo, hi):
@@ -113,22 +117,44 @@ def sweep_series(res, counter):
             else:
                 y = rec.get("touch_s")
             add(rec, y, None, None)
-    out = []
-    for key in order:
-        pts = sorted(groups[key], key=lambda p: p[0])
-        out.append(("%s iteration %s %s" % key, pts))
-    return out
+    return [(key, sorted(groups[key], key=lambda p: p[0])) for key in order]
 
 
-def file_label(res):
-    run = res.first_measured() or res.runs[0]
-    cfg = run.config
-    v = cfg.get("vcpus", 1)
-    return "%s, eager %s, %s: " % (cfg.get("backing", "?"), cfg.get("eager", "?"), _plural(v, "vCPU"))
+def series_title(key, workloads):
+    """'demand, iteration 1' (the workload first when the plot has several)."""
+    workload, iteration, mapping = key
+    t = "%s, iteration %s" % (MAPPING_NAMES.get(mapping, mapping), iteration)
+    return "%s %s" % (workload, t) if len(workloads) > 1 else t
+
+
+def file_labels(files):
+    """A short label per file, from what differs between them (backing, eager,
+    vCPUs, RAM, guest arguments), else their names: never two the same."""
+    def facts(res):
+        run = res.first_measured() or res.runs[0]
+        cfg = run.config
+        return [("", cfg.get("backing", "?")), ("eager ", cfg.get("eager", "?")),
+                ("", _plural(cfg.get("vcpus", 1), "vCPU")), ("", _mib(cfg)),
+                ("", " ".join(cfg.get("guest_args") or []))]
+    all_facts = [facts(r) for r in files]
+    differ = [k for k in range(len(all_facts[0])) if len(set(f[k][1] for f in all_facts)) > 1]
+    labels = [", ".join(f[k][0] + str(f[k][1]) for k in differ) for f in all_facts]
+    if len(set(labels)) < len(labels):
+        labels = [os.path.basename(r.path) + (" (" + l + ")" if l else "") for r, l in zip(files, labels)]
+    if len(set(labels)) < len(labels):
+        labels = [r.path for r in files]
+    return labels
+
+
+def _shade(hex_colour, k):
+    """The colour lightened toward white by step k (0: as it is)."""
+    c = [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
+    f = min(0.6, 0.22 * k)
+    return "#%02x%02x%02x" % tuple(int(v + (255 - v) * f) for v in c)
 
 
 def sweep_plot(files, counter, out, term, tmp):
-    series = []
+    series = []  # (title, group, iteration, pts)
     for res in files:
         if res.kind == "compare":
             raise PlotError("%s is a --compare file: it is plotted alone, as phase bars (no --y, no other files)"
@@ -141,15 +167,25 @@ def sweep_plot(files, counter, out, term, tmp):
         s = sweep_series(res, counter)
         if not s or any(y is None for _, pts in s for _, y, _, _ in pts):
             raise PlotError("%s has no sweep records%s" % (res.path, " with KVM counter %s" % counter if counter else ""))
-        label = file_label(res) if len(files) > 1 else ""
-        series += [(label + t, pts) for t, pts in s]
+    labels = file_labels(files) if len(files) > 1 else [""]
+    workloads = set()
+    per_file = [sweep_series(res, counter) for res in files]
+    for s in per_file:
+        workloads.update(k[0] for k, _ in s)
+    groups = []  # (file index, workload, mapping): one colour each
+    for fi, s in enumerate(per_file):
+        for key, pts in s:
+            g = (fi, key[0], key[2])
+            if g not in groups:
+                groups.append(g)
+            title = series_title(key, workloads)
+            series.append(((labels[fi] + ": " if labels[fi] else "") + title, groups.index(g), key[1], pts))
     data = os.path.join(tmp, "sweep.dat")
-    plots = []
+    plots, titles, seen = [], [], []
     floor = ZERO_FLOOR if counter else 1e-6
-    titles = []
-    seen = []  # the points of the series before, to find one that would hide another
+    xs = [mib for _, _, _, pts in series for mib, _, _, _ in pts]
     with open(data, "w") as f:
-        for i, (title, pts) in enumerate(series):
+        for i, (title, g, iteration, pts) in enumerate(series):
             # A series that would sit exactly on another (the same values, or zeros at the
             # floor) is drawn a little to the right, by its index, and the legend says so.
             nudge = 1.0 + 0.04 * i
@@ -162,13 +198,16 @@ def sweep_plot(files, counter, out, term, tmp):
                 yy = y if y > 0 else floor
                 f.write("%s\t%r\t%r\t%r\n" % (x, yy, lo if lo is not None else yy, hi if hi is not None else yy))
             f.write("\n\n")
-            shown = title + (" (0 at every size)" if zeros else
-                             " (within 1%% of %s: drawn a little right)" % same if same else "")
+            shown = title + (" (0 at every size)" if zeros else " (= %s, drawn right)" % same if same else "")
             style = "yerrorlines" if any(lo is not None for _, _, lo, _ in pts) else "linespoints"
+            # A colour per file and mapping; its later iterations lighter and dashed.
+            first = iteration in (1, None)
+            k = (iteration or 1) - 1
             titles.append(shown)
-            plots.append("%s index %d using 1:2%s with %s lw 1.5 pt %d lc rgb %s title %s" % (
-                gnuplot.quote(data), i, ":3:4" if style == "yerrorlines" else "", style, 1 + i % 13,
-                gnuplot.quote(gnuplot.color(i)), gnuplot.quote(shown)))
+            plots.append("%s index %d using 1:2%s with %s lw %s dt %s pt %d lc rgb %s title %s" % (
+                gnuplot.quote(data), i, ":3:4" if style == "yerrorlines" else "", style,
+                "2" if first else "1.5", "1" if first else "(6,4)", 1 + (g * 3 + k) % 13,
+                gnuplot.quote(_shade(gnuplot.color(g), k)), gnuplot.quote(shown)))
     first = files[0]
     run = first.first_measured() or first.runs[0]
     p = run.platform
@@ -182,15 +221,22 @@ def sweep_plot(files, counter, out, term, tmp):
             title += ": its first measured run"
     else:
         each = ["%s, %s" % (what_ran(r), runs_text(r)) for r in files]
-        title += ", %d files: %s" % (len(files), each[0] + " each" if len(set(each)) == 1 else "; ".join(each))
+        title += ", %d files: %s" % (len(files), each[0] + " each" if len(set(each)) == 1 else "; ".join(
+            "%s: %s" % (l, e) for l, e in zip(labels, each)))
     ylabel = ("%s (KVM's counter over each table row; 0 drawn at %g)" % (counter, ZERO_FLOOR) if counter
               else "seconds (the touch loop, as OSv times it)")
-    # The key sits below the axes: a taller canvas for more series.
-    term = term.replace(",650", ",%d" % (650 + 18 * max(0, len(series) - 4)))
+    # The key sits below the axes (gnuplot makes room for it, one column when its
+    # titles are long): the canvas grows with its rows, so the axes keep their size.
+    rows = len(titles) if max(len(t) for t in titles) > 45 else (len(titles) + 1) // 2
+    lines = _wrap(title).count("\n") + 1
+    term = term.replace(",650", ",%d" % (560 + 19 * rows + 16 * lines))
+    # The x axis spans the data (log axes would round out to the next power of ten).
+    lo, hi = min(xs), max(xs) * (1.0 + 0.04 * len(series))
     gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
           "set title %s" % gnuplot.quote(_wrap(title)), "set logscale xy", 'set xlabel "MiB"',
-          "set ylabel %s" % gnuplot.quote(ylabel), "set key below reverse Left" + (" vertical maxcols 1" if any(len(t) > 45 for t in titles) else ""),
-          "set grid", "set datafile separator \"\\t\"", "plot " + ", ".join(plots)]
+          "set xrange [%r:%r]" % (lo / 1.15, hi * 1.15),
+          "set ylabel %s" % gnuplot.quote(ylabel),
+          "set key outside below center horizontal Left reverse height 1.5", "set grid", "set datafile separator \"\\t\"", "plot " + ", ".join(plots)]
     return gp
 
 
@@ -266,10 +312,15 @@ def compare_plot(res, out, term, tmp):
                 f.write("%r\t%s\t%s\n" % (x, repr(s["total_ms"]) if s.get("total_ms") is not None else "NaN",
                                           repr(fuw) if fuw is not None else "NaN"))
     plots = []
+    # Every phase drawn is in the key (one too thin to see says so); the key reads
+    # top to bottom as the stack does (invert).
     for j, p in enumerate(phases):
-        visible = max(med.get((m, p), 0) for m in modes) >= VISIBLE_SHARE * tallest
-        plots.append("%s using %d:xtic(1) %s lc rgb %s" % (
-            gnuplot.quote(stack), j + 2, "title %s" % gnuplot.quote(p) if visible else "notitle",
+        tallest_here = max(med.get((m, p), 0) for m in modes)
+        if tallest_here <= 0:
+            continue
+        thin = tallest_here < VISIBLE_SHARE * tallest
+        plots.append("%s using %d:xtic(1) title %s lc rgb %s" % (
+            gnuplot.quote(stack), j + 2, gnuplot.quote(p + (" (too thin to see)" if thin else "")),
             gnuplot.quote(PHASE_COLORS.get(p, gnuplot.color(j)))))
     plots.append("%s using 1:2 with points pt 7 ps 1.2 lc rgb \"#000000\" title \"each run: end (vm_exit)\"" % gnuplot.quote(pts))
     plots.append("%s using 1:3 with points pt 9 ps 1.4 lc rgb \"#cc0000\" title \"each run: first useful work\"" % gnuplot.quote(pts))
@@ -279,7 +330,8 @@ def compare_plot(res, out, term, tmp):
     gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
           "set title %s" % gnuplot.quote(_wrap(title, 70)), "set style data histograms",
           "set style histogram rowstacked", "set style fill solid 0.85 border -1", "set boxwidth 0.5",
-          'set ylabel "ms since exec"', 'set key outside right title "phase"', "set yrange [0:*]",
+          'set ylabel "ms since exec"', 'set key outside right invert title "phase (the stack, top first)"',
+          "set yrange [0:*]",
           "set datafile separator \"\\t\"", "set datafile missing \"NaN\"", "set xrange [-0.6:%g]" % (len(modes) - 0.4),
           "plot " + ", ".join(plots)]
     return gp
@@ -324,6 +376,17 @@ def host_frontier(run):
     return summed(pts)
 
 
+HOST_POINTS = 40  # the host frontier's points drawn: enough for its shape, dashes that show
+
+
+def thinned(points, n):
+    """At most about n of points, evenly spread, the first and the last kept."""
+    if len(points) <= n:
+        return points
+    step = (len(points) - 1) / (n - 1)
+    return [points[round(i * step)] for i in range(n)]
+
+
 def has_progress(res):
     return any(guest_frontier(r) for r in res.measured())
 
@@ -341,25 +404,31 @@ def progress_plot(res, out, term, tmp):
             colour = gnuplot.quote(gnuplot.color(i))
             fuw = run.summary.get("first_useful_work_ms")
             which.append("%s run %s (%s ms)" % (m, run.index, "%.1f" % fuw if fuw is not None else "?"))
-            for kind, pts, style in (("guest touch frontier", guest_frontier(run), "lw 2"),
-                                     ("host populate frontier", host_frontier(run), "lw 1.5 dt 2")):
+            # The host's frontier as long dashes over a few dozen points: drawn as steps
+            # of hundreds of tiny segments, a dash pattern restarts on each and reads solid.
+            for kind, pts, style in (("guest touch frontier", guest_frontier(run), "with steps lw 2"),
+                                     ("host populate frontier", thinned(host_frontier(run), HOST_POINTS),
+                                      "with lines lw 2.5 dt (10,8)")):
                 if not pts:
                     continue
                 f.write("# %s: %s\n" % (m, kind))
                 for t, b in pts:
                     f.write("%r\t%r\n" % (t, b / 1048576))
                 f.write("\n\n")
-                plots.append("%s index %d using 1:2 with steps %s lc rgb %s title %s" % (
+                plots.append("%s index %d using 1:2 %s lc rgb %s title %s" % (
                     gnuplot.quote(data), idx, style, colour, gnuplot.quote("%s: %s" % (mode_title(res, m), kind))))
                 idx += 1
     if not plots:
         raise PlotError("%s has no touch frontier (progress) in its runs: flat and perm record one" % res.path)
+    dashed = any("host populate frontier" in p for p in plots)
     title = ("time to responsiveness: %s; each mode's run at its median first useful work: %s; "
-             "solid: the guest's first pass (MiB written, all vCPUs), dashed: the host's populate frontier"
-             % (what_ran(res), ", ".join(which)))
+             "solid: the guest's first pass (MiB written, all vCPUs)%s"
+             % (what_ran(res), ", ".join(which), ", dashed: the host's populate frontier" if dashed else ""))
+    # The key below the axes, never over a line; the canvas grows with it.
+    term = term.replace(",650", ",%d" % (560 + 19 * len(plots)))
     return ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
             "set title %s" % gnuplot.quote(_wrap(title, 100)), 'set xlabel "ms since exec"',
-            'set ylabel "MiB"', "set key top left Left reverse box opaque", "set grid",
+            'set ylabel "MiB"', "set key outside below center horizontal Left reverse height 1.5", "set grid",
             "set yrange [0:*]", "set datafile separator \"\\t\"", "plot " + ", ".join(plots)]
 
 

@@ -77,11 +77,14 @@ class Data(unittest.TestCase):
     def test_series_follow_table_rows(self):
         res = results.load(fixture("results", "parallel.json"))
         series = plot.sweep_series(res, "")
-        self.assertEqual([t for t, _ in series], ["sweep iteration 1 demand", "sweep iteration 1 map_populate"])
+        self.assertEqual([k for k, _ in series], [("sweep", 1, "demand"), ("sweep", 1, "map_populate")])
+        # Labelled as the tables name them: demand and populate (the guest's MAP_POPULATE).
+        self.assertEqual([plot.series_title(k, {"sweep"}) for k, _ in series],
+                         ["demand, iteration 1", "populate, iteration 1"])
         all_rows = {(r["size_mib"], r["guest_mapping"]): r["touch_s"] for r in res.runs[0].sweep if r["vcpu"] == "all"}
-        for title, pts in series:
+        for key, pts in series:
             for mib, y, _, _ in pts:
-                self.assertEqual(y, all_rows[(mib, title.split()[-1])])
+                self.assertEqual(y, all_rows[(mib, key[2])])
 
     def test_repeat_has_spread(self):
         series = plot.sweep_series(results.load(fixture("results", "repeat.json")), "")
@@ -144,7 +147,9 @@ class Drawn(unittest.TestCase):
     def test_compare_legend_lists_visible_phases(self):
         gp = self.script(plot.compare_plot, results.load(fixture("results", "compare.json")))
         self.assertIn('title "firmware_ready"', gp)
-        self.assertNotIn('title "kvm_open"', gp)  # a few microseconds: drawn, not listed
+        # A few microseconds: drawn, and listed as too thin to see (every segment drawn has a name).
+        self.assertIn('title "kvm_open (too thin to see)"', gp)
+        self.assertIn("invert", gp)
         self.assertIn("each run: end (vm_exit)", gp)
         self.assertIn("lazy 2 runs (+1 warm-up), eager 2 runs", gp)
 
@@ -166,6 +171,42 @@ class Drawn(unittest.TestCase):
         self.assertEqual(printed.strip(), os.path.join(self.tmp, "compare.svg"))
         with open(out + ".png", "rb") as f:
             self.assertEqual(f.read(4), b"\x89PNG")
+
+    def test_two_files_two_labels(self):
+        # Two files of the same configuration: told apart by their names, never the same label.
+        res = [results.load(fixture("results", "flat.json")), results.load(fixture("results", "flat.json"))]
+        res[1].path = "/elsewhere/other.json"
+        labels = plot.file_labels(res)
+        self.assertEqual(len(set(labels)), 2)
+        labels = plot.file_labels([results.load(fixture("results", f)) for f in ("flat.json", "parallel.json")])
+        self.assertEqual(len(set(labels)), 2)
+        gp = self.script(plot.sweep_plot, res, "pf_taken")
+        titles = [t.split(' title "')[1].split('"')[0] for t in gp.split("plot ", 1)[1].split(", \"")]
+        self.assertEqual(len(titles), len(set(titles)))
+
+    def test_sweep_axes_fit_the_data(self):
+        # The x axis ends near the largest size, not at the next power of ten; the key is outside.
+        gp = self.script(plot.sweep_plot, [results.load(fixture("results", "parallel.json"))], "")
+        xr = [l for l in gp.split("\n") if l.startswith("set xrange")][0]
+        lo, hi = (float(v) for v in xr[len("set xrange ["):-1].split(":"))
+        top = max(r["size_mib"] for r in results.load(fixture("results", "parallel.json")).runs[0].sweep)
+        self.assertTrue(top < hi < 1.5 * top, xr)
+        self.assertIn("set key outside below", gp)
+
+    def test_progress_key_and_dashes(self):
+        gp = self.script(plot.progress_plot, results.load(fixture("results", "compare3.json")))
+        self.assertIn("set key outside below", gp)  # never over a line
+        self.assertNotIn("opaque", gp)
+        self.assertNotIn("dashed", gp)  # no mode here has a host frontier: none is said to be
+        # A background run's host frontier: long dashes over a few dozen points.
+        res = results.load(fixture("results", "compare3.json"))
+        run = plot.representative(res, "eager")
+        run.doc.setdefault("eager", {})["progress"] = [{"thread": 0, "t_ms": float(i), "bytes": i << 20}
+                                                       for i in range(500)]
+        gp = "\n".join(plot.progress_plot(res, os.path.join(self.tmp, "p.png"), plot.TERMINALS["png"], self.tmp))
+        self.assertIn("with lines lw 2.5 dt (10,8)", gp)
+        self.assertIn("dashed: the host's populate frontier", gp)
+        self.assertEqual(len(plot.thinned(list(range(1000)), plot.HOST_POINTS)), plot.HOST_POINTS)
 
     def test_png_prefix_is_the_file(self):
         # "scripts/plot c.json x.png" writes x.png, not x.png.png; x.svg says svg.
