@@ -63,6 +63,19 @@ between() {
 		return 1
 	fi
 }
+# phase_ms FILE PHASE: a timeline phase's duration, ms (a single run's file).
+phase_ms() { jq -e --arg p "$2" '.timeline[] | select(.phase == $p) | .dur_ms' "$1"; }
+# pass_s FILE N: iteration N's touch loop, s, over its table rows (all vCPUs' where there are).
+pass_s() { jq -e --argjson n "$2" '[.sweep[] | select(.iteration == $n)] as $r
+  | ([$r[] | select(.vcpu == "all")] | if length > 0 then . else [$r[] | select(.vcpu == 0)] end)
+  | map(.touch_s) | add' "$1"; }
+# rl BACKING OP COLUMN: a column of results/lab/roofline.tsv's row for BACKING OP, 1 thread.
+rl() { awk -F'\t' -v b="$1" -v o="$2" -v c="$3" '/^#/ { next } !n { for (i = 1; i <= NF; i++) h[$i] = i; n = 1; next }
+  $1 == b && $2 == o && $3 == 1 { print $h[c] }' results/lab/roofline.tsv; }
+# pop FILE: the eager threads' populate calls, s, summed.
+pop() { jq '[.eager.per_thread[].seconds] | add' "$1"; }
+# rank FILE MODE KEY: the median of KEY in MODE's row of a --compare file's ranking.
+rank() { jq -e --arg m "$2" --arg k "$3" '.verdict.ranking[] | select(.mode == $m) | .[$k].median' "$1"; }
 # holds WHAT FILE JQ-FILTER: the filter must be true on FILE.
 holds() {
 	if jq -e "$3" "$2" >/dev/null; then
@@ -184,30 +197,249 @@ def without_output(args):
     return re.sub(" +", " ", a)
 
 
-NUMBER = re.compile(r"<!-- lab-number (?P<stated>[0-9][0-9,.]*) in (?P<lo>-?[0-9.]+)\.\.(?P<hi>-?[0-9.]+) "
-                    r"from \"(?P<cmd>[^\"]+)\" jq '(?P<jq>[^']+)' -->")
+NUMBER = re.compile(r"<!-- lab-number (?P<stated>[0-9][0-9,.]*(?:-[0-9][0-9,.]*)?) in (?P<lo>-?[0-9.]+)\.\.(?P<hi>-?[0-9.]+) "
+                    r"(?:from \"(?P<cmd>[^\"]+)\" jq '(?P<jq>[^']+)'|sh '(?P<sh>[^']+)') -->")
 NUMBER_LOOKBACK = 40  # lines above a marker where the number it checks is stated
-NUMBER_DOCS = ("docs/lab/[0-9][0-9]-*.md", "docs/lab/answers.md", "docs/lab/cookbook.md", "docs/guide.md")
+NUMBER_DOCS = ("docs/lab/[0-9][0-9]-*.md", "docs/lab/answers.md", "docs/lab/cookbook.md", "docs/lab/README.md",
+               "docs/guide.md", "README.md")
+
+
+def _stated_re(stated):
+    """A pattern for STATED as the text writes it: "13-19" is also "13 to 19"."""
+    parts = [re.escape(x) for x in stated.split("-")]
+    return r"(?<![0-9,.])" + r"\s?(?:-|–|to)\s?".join(parts) + r"(?![0-9]|[,.][0-9])"
 
 
 def number_markers(text):
-    """(line number, stated, lo, hi, command, jq filter, stated-in-text) of every
-    lab-number marker of TEXT; stated-in-text: N appears as written in the
-    NUMBER_LOOKBACK lines above it (or on its line, before it)."""
+    """(line number, stated, lo, hi, command, jq filter, stated-in-text, sh) of
+    every lab-number marker of TEXT; stated-in-text: N appears as written in the
+    NUMBER_LOOKBACK lines above it (or on its line, before it). A marker takes its
+    value from a run of its own (from "COMMAND" jq 'FILTER') or from a shell
+    command run where the lab's commands ran, after them (sh 'COMMAND')."""
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
         for m in NUMBER.finditer(line):
             above = NUMBER.sub("", "\n".join(lines[max(0, i - NUMBER_LOOKBACK):i] + [line[:m.start()]]))
-            seen = re.search(r"(?<![0-9,.])" + re.escape(m.group("stated")) + r"(?![0-9]|[,.][0-9])", above) is not None
+            seen = re.search(_stated_re(m.group("stated")), above) is not None
             out.append((i + 1, m.group("stated"), float(m.group("lo")), float(m.group("hi")),
-                        m.group("cmd"), m.group("jq"), seen))
+                        m.group("cmd"), m.group("jq"), seen, m.group("sh")))
     return out
 
 
 def stated_value(stated):
-    """ "38,439" -> 38439.0"""
+    """ "38,439" -> 38439.0; a range "13-19" -> its ends, (13.0, 19.0)"""
+    if "-" in stated:
+        a, b = stated.split("-", 1)
+        return (stated_value(a), stated_value(b))
     return float(stated.replace(",", ""))
+
+
+def _in_range(stated, lo, hi):
+    v = stated_value(stated)
+    return all(lo <= x <= hi for x in (v if isinstance(v, tuple) else (v,)))
+
+
+# --- every number a doc states: checked, or said why not ------------------------------
+# A measured number in prose: digits with a unit of time, rate, ratio or share.
+MEASURED = re.compile(r"(?<![\w.,/#=:-])(?P<n>[0-9][0-9,]*(?:\.[0-9]+)?(?:\s?(?:-|–|to)\s?[0-9][0-9,]*(?:\.[0-9]+)?)?)"
+                      r"(?:\s?\[[0-9.,]+-[0-9.,]+\])?\s?(?:x\b|×|times\b|%|ms\b|s\b|us\b|µs\b|ns\b|GiB/s|MiB/s|min\b)")
+NOT_MEASURED = re.compile(r"<!-- not measured: (?P<why>[^-][^>]*) -->")
+COUNT_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                          "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+
+
+def _prose(line):
+    """LINE without what is not prose: HTML comments, inline code, link targets."""
+    line = re.sub(r"<!--.*?-->", "", line)
+    line = re.sub(r"`[^`]*`", "", line)
+    return re.sub(r"\]\([^)]*\)", "]", line)
+
+
+def check_bounds(text):
+    """{line index: the LO and HI of every `between` in its answer's ```check
+    blocks} for the lines of each "### Q" section of TEXT (answers.md)."""
+    lines = text.split("\n")
+    out, start, fence = {}, None, False
+
+    def close(a, b):
+        if a is None:
+            return
+        found = set()
+        joined = "\n".join(lines[a:b]).replace("\\\n", " ").split("\n")  # continued lines, as bash reads them
+        for line in joined:
+            # between WHAT VALUE LO HI: its last two words (VALUE may hold spaces).
+            m = re.match(r'^\s*between\s.*\s(\S+)\s+(\S+)\s*$', line)
+            if m:
+                for x in m.groups():
+                    try:
+                        found.add(round(float(x), 6))
+                    except ValueError:
+                        pass
+        for k in range(a, b):
+            out[k] = found
+
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            fence = not fence
+        if not fence and re.match(r"^#+ ", line):
+            close(start, i)
+            start = i if line.startswith("### Q") else None
+    close(start, len(lines))
+    return out
+
+
+def lint_numbers(text, exercises=None):
+    """[(line, what)] of the numbers TEXT states that nothing checks: a measured
+    number (a time, a rate, a ratio, a share) in prose needs a lab-number marker
+    stating it within NUMBER_LOOKBACK lines below it, or a <!-- not measured: WHY -->
+    in its paragraph (a definition, an input, a bound the program sets); "N
+    exercises" must be the lab's count (EXERCISES). Fenced blocks are output or
+    commands: not prose."""
+    lines = text.split("\n")
+    markers = number_markers(text)
+    bounds = check_bounds(text)
+    out, fence, para = [], False, []
+    # Paragraphs (runs of non-blank prose lines) that say why their numbers are not measured.
+    excused, start = set(), None
+    for i, line in enumerate(lines + [""]):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if not fence and line.strip() and not line.lstrip().startswith("```"):
+            start = i if start is None else start
+            continue
+        if start is not None and any(NOT_MEASURED.search(x) for x in lines[start:i]):
+            excused.update(range(start, i))
+        start = None
+    fence, code = False, False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("```"):  # also a list item's indented block
+            fence = not fence
+            continue
+        if fence:
+            continue
+        # An inline code span may run on to the next line: carry it over.
+        text = ("`" if code else "") + line
+        code = text.count("`") % 2 == 1
+        prose = _prose(text + ("`" if code else ""))
+        for m in MEASURED.finditer(prose):
+            n = m.group("n")
+            stated = re.sub(r"\s?(?:–|to)\s?|\s-\s?|-\s", "-", n).replace(" ", "")
+            if i in excused:
+                continue
+            if any(k[1] == stated and i + 1 <= k[0] <= i + 1 + NUMBER_LOOKBACK for k in markers):
+                continue
+            v = stated_value(stated)
+            # A range a marker below checks: its LO..HI, stated.
+            ends = v if isinstance(v, tuple) else (v,)
+            if any(all(x in (k[2], k[3]) for x in ends) and i + 1 <= k[0] <= i + 1 + NUMBER_LOOKBACK
+                   for k in markers):
+                continue
+            # An answer that states its check's own bounds (between ... LO HI): a % as the ratio too.
+            pct = m.group(0).strip().endswith("%")
+            if all(x in bounds.get(i, ()) or (pct and round(x / 100, 6) in bounds.get(i, ()))
+                   for x in (v if isinstance(v, tuple) else (v,))):
+                continue
+            out.append((i + 1, "'%s' is a measured number with no lab-number marker below it (lab-check checks "
+                               "nothing there): add <!-- lab-number %s in LO..HI sh 'COMMAND' --> (or from \"COMMAND\" "
+                               "jq 'FILTER'), or say why it is not measured: <!-- not measured: WHY -->"
+                        % (m.group(0).strip(), stated)))
+        if exercises is not None:
+            for m in re.finditer(r"\b([a-z]+|[0-9]+) exercises\b", prose):
+                w = m.group(1)
+                n = int(w) if w.isdigit() else COUNT_WORDS.get(w)
+                if n is not None and n != exercises:
+                    out.append((i + 1, "'%s': the lab has %d exercises" % (m.group(0), exercises)))
+    return out
+
+
+# --- sample output: the shape of what today's build prints -----------------------------
+# <!-- lab-sample N --> above a fenced block: the block is output of exercise N's
+# commands; <!-- lab-sample run "COMMAND" --> (the README): of COMMAND, run from the
+# top directory. Its lines must be today's, numbers aside, in order, from its first
+# line to its last: a line of "..." stands for any lines (what varies run to run).
+SAMPLE = re.compile(r"<!-- lab-sample (?:(?P<n>[0-9]+)|run \"(?P<cmd>[^\"]+)\") -->")
+MODE_WORDS = ("background", "replay", "lazy", "eager", "uffd")
+
+
+def sample_blocks(text):
+    """[(line, exercise or None, command or None, [lines])] of every lab-sample marker
+    of TEXT and the fenced block that follows it."""
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        m = SAMPLE.search(line)
+        if not m:
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        k = j + 1
+        while k < len(lines) and not lines[k].startswith("```"):
+            k += 1
+        out.append((i + 1, m.group("n"), m.group("cmd"), lines[j + 1:k]))
+    return out
+
+
+# What one line of output says either way, as the run went (a verdict, a side of
+# the break-even): the same shape.
+EITHER_WAY = ((r"\S+ got there sooner, by # ms$|inconclusive \(.*\)$", "VERDICT"),
+              (r"\b(above|below) the break-even\b", "SIDE the break-even"),
+              (r"eager paid off here$|eager cost more than it saved here$", "OUTCOME"))
+
+
+def shape(line):
+    """A line as its shape: numbers, paths under the lab's directory and runs of
+    spaces made alike, the modes' names too (their order in a ranking moves), and
+    what a line says either way (EITHER_WAY)."""
+    line = re.sub(r"\S*(results|reservoir)/\S*", "PATH", line)
+    line = re.sub(r"[0-9][0-9.,]*", "#", line)
+    for w in MODE_WORDS:
+        line = re.sub(r"\b%s\b" % w, "MODE", line)
+    for pat, rep in EITHER_WAY:
+        line = re.sub(pat, rep, line)
+    return re.sub(r"\s+", " ", line).strip()
+
+
+def _match_from(sample, log, i):
+    """Does SAMPLE (shapes, "..." for any lines) match LOG (shapes) from line i?
+    The index past the last line matched, or -1."""
+    if not sample:
+        return i
+    if sample[0] == "...":
+        for k in range(i, len(log) + 1):
+            end = _match_from(sample[1:], log, k)
+            if end >= 0:
+                return end
+        return -1
+    if i < len(log) and log[i] == sample[0]:
+        return _match_from(sample[1:], log, i + 1)
+    return -1
+
+
+def sample_matches(sample_lines, log_lines):
+    """None when the sample's shape is found in the log, else why not."""
+    sample = [shape(x) if x.strip() != "..." else "..." for x in sample_lines if x.strip()]
+    log = [shape(x) for x in log_lines if x.strip()]
+    if not sample:
+        return "an empty sample"
+    for i in range(len(log)):
+        if log[i] == sample[0] and _match_from(sample, log, i) >= 0:
+            return None
+    # Say where it parts: the longest prefix found.
+    best, at = 0, None
+    for i in range(len(log)):
+        n = 0
+        while i + n < len(log) and n < len(sample) and sample[n] != "..." and log[i + n] == sample[n]:
+            n += 1
+        if n > best:
+            best, at = n, i
+    if at is None:
+        return "its first line's shape is not in today's output: %s" % sample_lines[0].strip()
+    nxt = at + best
+    return "today's output parts from it after %d lines: the sample has '%s', today '%s'" % (
+        best, [x for x in sample_lines if x.strip()][best].strip() if best < len(sample) else "(end)",
+        [x for x in log_lines if x.strip()][nxt].strip() if nxt < len(log) else "(end)")
 
 
 def has_commands(script):
@@ -237,11 +469,22 @@ class LabCheck:
                                cwd=self.w, stdout=f, stderr=subprocess.STDOUT)
         return p.returncode == 0
 
-    def number(self, k, cmd, jq):
+    def number(self, k, cmd, jq, sh=None):
         """Run a lab-number marker's command with FILE its own results file and
-        read the filter's value from it: a float, or None."""
+        read the filter's value from it (or run its sh command where the lab's
+        commands ran, the check helpers at hand, and read what it prints): a
+        float, or None."""
         res = "numbers/%d.json" % k
         script = "numbers/%d.sh" % k
+        if sh:
+            with open(os.path.join(self.w, script), "w") as s:
+                s.write(". ./helpers.sh\n" + sh + "\n")
+            if not self.bash(script, "numbers/%d.log" % k):
+                return None
+            try:
+                return float(self.tail("numbers/%d.log" % k, 1).split()[0])
+            except (IndexError, ValueError):
+                return None
         with open(os.path.join(self.w, script), "w") as s:
             s.write(re.sub(r"\bFILE\b", res, cmd) + "\n")
         if not self.bash(script, "numbers/%d.log" % k):
@@ -384,14 +627,15 @@ class LabCheck:
             rel = os.path.relpath(path, self.root)
             if want and path not in chosen:
                 continue
-            for line, stated, lo, hi, cmd, jq, seen in number_markers(open(path).read()):
+            for line, stated, lo, hi, cmd, jq, seen, sh in number_markers(open(path).read()):
                 k += 1
                 name = "number-%s:%d" % (rel, line)
-                value = self.number(k, cmd, jq)
+                value = self.number(k, cmd, jq, sh)
+                cmd = cmd or sh
                 if not seen:
                     self.no(name, "the marker checks %s, which the %d lines above it do not state"
                             % (stated, NUMBER_LOOKBACK))
-                elif not lo <= stated_value(stated) <= hi:
+                elif not _in_range(stated, lo, hi):
                     self.no(name, "it states %s, outside its own range %g..%g" % (stated, lo, hi))
                 elif value is None:
                     self.no(name, "%s: no number from jq '%s' (see %s/numbers/%d.log)" % (cmd, jq, WORK, k))
@@ -400,6 +644,48 @@ class LabCheck:
                             "update the text, its range and why it moves" % (stated, lo, hi, value, cmd))
                 else:
                     self.ok("%s %s (now %g, in %g..%g)" % (name, stated, value, lo, hi))
+        # 5. every measured number a doc states has a marker (or says why it is not measured)
+        nex = len(glob.glob(os.path.join(self.root, LAB, "[0-9][0-9]-*.md")))
+        for path in docs:
+            rel = os.path.relpath(path, self.root)
+            if want and path not in chosen:
+                continue
+            text = open(path).read()
+            bad = lint_numbers(text, nex)
+            for line, what in bad:
+                self.no("numbers-%s:%d" % (rel, line), what)
+            if not bad:
+                self.ok("numbers-%s (%d markers)" % (rel, len(number_markers(text))))
+        # 6. sample output has today's shape
+        for path in docs:
+            rel = os.path.relpath(path, self.root)
+            for k, (line, n, cmd, sample) in enumerate(sample_blocks(open(path).read()), 1):
+                name = "sample-%s:%d" % (rel, line)
+                if n is not None:
+                    if want and n not in want:
+                        continue
+                    log = os.path.join(self.w, "exercise-%s.log" % n)
+                    if not os.path.exists(log):
+                        self.no(name, "exercise %s did not run: no log to compare with" % n)
+                        continue
+                    with open(log, "rb") as f:
+                        out = f.read().decode("utf-8", "replace").split("\n")
+                else:
+                    if want:
+                        continue
+                    run = cmd.replace("OUT", os.path.join(WORK, "results", "sample-%d" % k))
+                    p = subprocess.run(["timeout", "-k", "5", str(self.timeout), "bash", "-c", run], cwd=self.root,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                    out = p.stdout.decode("utf-8", "replace").split("\n")
+                    if p.returncode != 0:
+                        self.no(name, "%s: exit %d: %s" % (run, p.returncode, "\n".join(out[-5:])))
+                        continue
+                why = sample_matches(sample, out)
+                if why:
+                    self.no(name, "the sample is not what today's build prints (%s): paste today's output there"
+                            % why)
+                else:
+                    self.ok("%s (%d lines)" % (name, len([x for x in sample if x.strip()])))
         # Answers to questions nobody asks are stale.
         for m in re.finditer(r"^### (Q([0-9]+)\.[0-9]+)", answers, re.M):
             q, qn = m.group(1), m.group(2)
