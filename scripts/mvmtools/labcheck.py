@@ -19,11 +19,31 @@ Everything it runs and checks comes from the lab's own text:
   <!-- lab-number N in LO..HI from "COMMAND" jq 'FILTER' -->
                             a number the text states (N, as written within the
                             40 lines above the marker: in prose or in sample
-                            output) that the program must still give: COMMAND
-                            (FILE in it is a results file of its own) is run,
-                            FILTER read from FILE, and its value must lie in
-                            [LO, HI], as N must; in docs/lab/*.md and
-                            docs/guide.md (say in the text why it moves)
+                            output; N may be a range A-B, "A to B" in the text)
+                            that the program must still give: COMMAND (FILE in
+                            it is a results file of its own) is run, FILTER
+                            read from FILE, and its value must lie in [LO, HI],
+                            as N must; in docs/lab/*.md, docs/guide.md and
+                            README.md (say in the text why it moves)
+  <!-- lab-number N in LO..HI sh 'COMMAND' -->
+                            the same, its value what COMMAND prints, run where
+                            the lab's commands ran, after them, with the check
+                            helpers (ratio, counter, pass_s, phase_ms, rl, pop,
+                            rank): for a number the lab's own files hold
+  every measured number     a time, a rate, a ratio or a share in the prose of
+                            those docs needs a lab-number marker stating it (or
+                            its range) within 40 lines below it; in an answer,
+                            its check's own bounds (between ... LO HI) may be
+                            stated instead; a definition, an input, a quote of
+                            someone else's figure says so in its paragraph:
+                            <!-- not measured: WHY -->. "N exercises" must be the
+                            lab's count. (make test's py tier runs this lint too)
+  <!-- lab-sample N -->      above a fenced block: it is output of exercise N's
+  <!-- lab-sample run "COMMAND" -->
+                            commands (or of COMMAND, run from the top directory,
+                            OUT in it a scratch directory): its lines must be
+                            today's, numbers, paths and the modes' names aside,
+                            in order; a line "..." stands for any lines
 It works in build/lab-check/, a scratch top directory (./minivmm, guest/,
 scripts/, tests/bin/ and build/bench/ linked to the real ones), so your own results/lab/
 is left alone.
@@ -383,7 +403,7 @@ def sample_blocks(text):
 
 # What one line of output says either way, as the run went (a verdict, a side of
 # the break-even): the same shape.
-EITHER_WAY = ((r"\S+ got there sooner, by # ms$|inconclusive \(.*\)$", "VERDICT"),
+EITHER_WAY = ((r"\S+ got there sooner, by # T$|inconclusive \(.*\)$", "VERDICT"),
               (r"\b(above|below) the break-even\b", "SIDE the break-even"),
               (r"eager paid off here$|eager cost more than it saved here$", "OUTCOME"))
 
@@ -394,10 +414,11 @@ def shape(line):
     what a line says either way (EITHER_WAY)."""
     line = re.sub(r"\S*(results|reservoir)/\S*", "PATH", line)
     line = re.sub(r"[0-9][0-9.,]*", "#", line)
-    for w in MODE_WORDS:
-        line = re.sub(r"\b%s\b" % w, "MODE", line)
+    line = re.sub(r"# (ms|s|us|µs)\b", "# T", line)  # a duration in the units it needs (fmt_duration)
     for pat, rep in EITHER_WAY:
         line = re.sub(pat, rep, line)
+    for w in MODE_WORDS:
+        line = re.sub(r"\b%s\b" % w, "MODE", line)
     return re.sub(r"\s+", " ", line).strip()
 
 

@@ -1,4 +1,6 @@
 """lab-check's reading of the lab's markdown."""
+import glob
+import os
 import unittest
 
 from mvmtools import labcheck
@@ -92,3 +94,65 @@ class Markdown(unittest.TestCase):
         self.assertEqual(labcheck.without_output("--mem 64M -o x.json guest/guest.bin  -- hello"),
                          "--mem 64M guest/guest.bin -- hello")
         self.assertEqual(labcheck.without_output("-o x.json --mem 64M"), "--mem 64M")
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+class Numbers(unittest.TestCase):
+    def test_a_measured_number_needs_a_marker(self):
+        text = "It took 12 ms here.\n\nA ratio of 3.5x.\n<!-- lab-number 3.5 in 1..10 sh 'echo 2' -->\n"
+        bad = labcheck.lint_numbers(text)
+        self.assertEqual([b[0] for b in bad], [1])
+        self.assertIn("'12 ms' is a measured number with no lab-number marker", bad[0][1])
+
+    def test_ranges_definitions_code_and_fences(self):
+        text = ("Between 13-19% of RAM.\n<!-- lab-number 13-19 in 1..50 sh 'echo 15' -->\n\n"
+                "Buckets 6.25% wide. <!-- not measured: 1/16 -->\n\n"
+                "`took 5 s` in code, and\n```\ntook 7 s in output\n```\n"
+                "a code span `over\ntwo 9 s lines` too.\n")
+        self.assertEqual(labcheck.lint_numbers(text), [])
+        m = labcheck.number_markers(text)
+        self.assertTrue(m[0][6])  # "13-19" is stated as written
+        self.assertTrue(labcheck._in_range("13-19", 1, 50) and not labcheck._in_range("13-19", 14, 50))
+
+    def test_an_answer_may_state_its_checks_bounds(self):
+        text = ("### Q9.1\n**50x or more** (and 2 ms, no).\n\n```check\n"
+                "between \"ratio\" \"$(ratio $a $b)\" 50 1000000\n```\n### Q9.2\n50x again.\n")
+        self.assertEqual([b[0] for b in labcheck.lint_numbers(text)], [2, 8])
+
+    def test_exercise_count(self):
+        self.assertEqual(labcheck.lint_numbers("A lab in nine exercises.", 12)[0][1],
+                         "'nine exercises': the lab has 12 exercises")
+        self.assertEqual(labcheck.lint_numbers("A lab in twelve exercises.", 12), [])
+
+    def test_the_docs_pass(self):
+        # Every measured number README.md, the guide and the lab state is checked
+        # by lab-check or says why not (what make lab-check then runs).
+        n = len(glob.glob(os.path.join(ROOT, "docs/lab/[0-9][0-9]-*.md")))
+        bad = []
+        for pat in labcheck.NUMBER_DOCS:
+            for f in sorted(glob.glob(os.path.join(ROOT, pat))):
+                bad += ["%s:%d: %s" % (os.path.relpath(f, ROOT), line, why)
+                        for line, why in labcheck.lint_numbers(open(f).read(), n)]
+        self.assertEqual(bad, [])
+
+
+class Samples(unittest.TestCase):
+    def test_shape(self):
+        self.assertEqual(labcheck.shape("  took 9 s (estimated 6 s)"), "took # T (estimated # T)")
+        self.assertEqual(labcheck.shape("in 13.8 ms"), labcheck.shape("in 1.234 s"))
+        self.assertEqual(labcheck.shape("1. lazy 326.9 [326.2-331.8]"), labcheck.shape("1. eager 12 [1-3]"))
+        self.assertEqual(labcheck.shape("... lazy got there sooner, by 1005.5 ms"),
+                         labcheck.shape("... inconclusive (the spreads overlap; medians differ by 3 ms)"))
+
+    def test_matches(self):
+        log = ["noise", "== recap ==", "a 1", "b 2", "x", "y", "c 3", "tail"]
+        self.assertIsNone(labcheck.sample_matches(["== recap ==", "a 7", "b 8", "...", "c 9"], log))
+        why = labcheck.sample_matches(["== recap ==", "a 7", "c 9"], log)
+        self.assertIn("the sample has 'c 9', today 'b 2'", why)
+        self.assertIn("first line", labcheck.sample_matches(["nothing like it"], log))
+
+    def test_blocks(self):
+        text = "x\n<!-- lab-sample 12 -->\n```\nl1\nl2\n```\n<!-- lab-sample run \"a --out OUT\" -->\n\n```\nr\n```\n"
+        self.assertEqual(labcheck.sample_blocks(text), [(2, "12", None, ["l1", "l2"]), (7, None, "a --out OUT", ["r"])])
