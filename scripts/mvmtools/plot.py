@@ -133,7 +133,8 @@ def file_labels(files):
     def facts(res):
         run = res.first_measured() or res.runs[0]
         cfg = run.config
-        return [("", cfg.get("backing", "?")), ("eager ", cfg.get("eager", "?")),
+        eager = cfg.get("eager", "?")
+        return [("", cfg.get("backing", "?")), ("", "lazy" if eager == "none" else "eager " + eager),
                 ("", _plural(cfg.get("vcpus", 1), "vCPU")), ("", _mib(cfg)),
                 ("", " ".join(cfg.get("guest_args") or []))]
     all_facts = [facts(r) for r in files]
