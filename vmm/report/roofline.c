@@ -47,7 +47,8 @@ void roofline_report(const struct mm_ceiling *c, double gib_per_s, uint64_t byte
 	pct = PERCENT * gib_per_s / c->gib_per_s;
 	fprintf(f,
 		"  roofline: %.2f GiB/s is %.0f%% of the %s ceiling, %.2f GiB/s (predicted %s; %s)\n",
-		gib_per_s, pct, c->op, c->gib_per_s, fmt_duration(a, c->predicted_s), c->source);
+		gib_per_s, pct, c->op, c->gib_per_s, fmt_duration(a, c->predicted_s),
+		c->source);
 	unlike = c->row_bytes && (bytes > UNLIKE_SIZE_RATIO * c->row_bytes ||
 				  bytes * UNLIKE_SIZE_RATIO < c->row_bytes);
 	if (unlike) {
