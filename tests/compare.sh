@@ -54,7 +54,7 @@ jq_true compare-three-ranking-is-aggregates "$OUT/cmp3.json" \
 	'. as $d | [.verdict.ranking[] | (.first_useful_work_ms.median - $d.aggregate[.mode].summary.first_useful_work_ms.median | fabs) < 1e-6] | all'
 
 # Bad lists: exit 2, the message names the modes; a list without '=' gets the command line corrected.
-expect compare-bad-mode 2 'no mode .bogus.: modes are lazy, eager, background, uffd, replay' '' -- \
+expect compare-bad-mode 2 'no mode .bogus.; modes are lazy, eager, background, uffd, replay' '' -- \
 	$MINIVMM --compare=lazy,bogus $GUEST -- hello
 expect compare-one-mode 2 'needs two modes or more' '' -- $MINIVMM --compare=lazy $GUEST -- hello
 expect compare-mode-twice 2 'mode eager twice' '' -- $MINIVMM --compare=eager,lazy,eager $GUEST -- hello

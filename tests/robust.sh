@@ -63,7 +63,7 @@ interrupt_when int-eager '[ "$(awk "/^VmRSS/ { print \$2 }" /proc/$pid/status 2>
 if [ "$(cat "$OUT/int-eager.rc")" = 0 ] && jq -e '.eager.complete' "$OUT/int-eager.json" >/dev/null; then
 	skip int-eager "eager populated all 3 GiB before the signal"
 elif [ "$(cat "$OUT/int-eager.rc")" = 130 ] &&
-	grep -Eq '^eager: populate .*, 3.00 GiB of guest RAM: NOT FINISHED, stopped after [0-9.]+ s with [0-9.]+ [MG]iB of 3.00 GiB done \(the run ended: interrupted\)' "$OUT/int-eager.out" &&
+	grep -Eq '^eager: populate .*, 3.00 GiB of guest RAM: NOT FINISHED, stopped after [0-9.]+ m?s with [0-9.]+ [MG]iB of 3.00 GiB done \(the run ended: interrupted\)' "$OUT/int-eager.out" &&
 	grep -q 'interrupted by SIGINT before the guest ran' "$OUT/int-eager.err"; then
 	pass int-eager
 else
