@@ -13,8 +13,11 @@ medians with min-max error bars over its measured runs.
                 insn_emulation, ... as in the file's sweep[].kvm; a --repeat
                 file: its first measured run). Log axes cannot show 0: zeros
                 sit at the bottom (0.5), each series' a little apart
-  MORE.json     more results files on the same axes, each line labelled with
-                its file's backing, eager strategy and vCPUs (e.g. anon vs thp)
+  MORE.json     more results files on the same axes, each line labelled by
+                what differs between the files (backing, eager, vCPUs, RAM,
+                guest arguments; e.g. anon vs thp), else by their names
+  OUT-PREFIX    defaults to the first file's name without .json; one ending
+                in .png or .svg is the file itself (and says the format)
 A --compare file (alone): each mode's timeline as stacked bars, one segment
 per phase (the medians of its measured runs), and each run's end and first
 useful work as points, so the spread between runs shows. When its runs carry
