@@ -1,4 +1,4 @@
-/* --roofline: eager populate against this machine's measured ceilings (mm/roofline.c). */
+/* --roofline: eager populate against this machine's measured ceilings (mm/roofline/roofline.c). */
 #include "report.h"
 
 #define PREDICT_MIN_BYTES (1ULL << 30) /* shorter ones are over before anyone waits */
