@@ -27,9 +27,19 @@ HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
 # Each room sees only the headers it may use (docs/architecture.md): arrows point
 # one way, vmm (the application) -> vmm/report -> vmm/snapshot -> vmm/measure ->
 # vmm/machine -> devices -> mm -> include, vmm -> vmm/boot -> vmm/machine, and
-# guest -> firmware -> include.
-# tests/static/layering checks the same rules on the sources.
-INC_mm            := -Iinclude -Imm
+# guest -> firmware -> include. Inside mm/: paging -> ram -> file -> backing ->
+# the base (mm/ itself), numa -> backing, roofline -> the base; the rooms above
+# mm/ see all of it (INC_mm).
+# tests/static/layering checks the same rules on the sources, and
+# tests/static/calls on the objects: who calls whom.
+INC_mm_base       := -Iinclude -Imm
+INC_mm_backing    := $(INC_mm_base) -Imm/backing
+INC_mm_roofline   := $(INC_mm_base) -Imm/roofline
+INC_mm_numa       := $(INC_mm_backing) -Imm/numa
+INC_mm_file       := $(INC_mm_backing) -Imm/file
+INC_mm_ram        := $(INC_mm_file) -Imm/ram
+INC_mm_paging     := $(INC_mm_ram) -Imm/paging
+INC_mm            := $(INC_mm_paging) -Imm/numa -Imm/roofline
 INC_devices       := $(INC_mm) -Idevices
 INC_vmm_machine   := $(INC_devices) -Ivmm/machine
 INC_vmm_boot      := $(INC_vmm_machine) -Ivmm/boot
@@ -39,8 +49,10 @@ INC_vmm_report    := $(INC_vmm_snapshot) -Ivmm/boot -Ivmm/report
 INC_vmm           := $(INC_vmm_report) -Ivmm
 INC_firmware      := -Iinclude -Ifirmware
 INC_guest         := $(INC_firmware) -Iguest
-# A source file's room: its top folder, or vmm_SUB for the rooms inside vmm/.
-room = $(if $(and $(filter vmm,$(word 1,$(subst /, ,$(1)))),$(word 3,$(subst /, ,$(1)))),vmm_$(word 2,$(subst /, ,$(1))),$(word 1,$(subst /, ,$(1))))
+# A source file's room: its top folder; vmm_SUB and mm_SUB for the rooms inside
+# vmm/ and mm/; mm_base for the files at mm/'s top.
+room = $(call room_of,$(subst /, ,$(1)))
+room_of = $(if $(filter vmm mm,$(word 1,$(1))),$(if $(word 3,$(1)),$(word 1,$(1))_$(word 2,$(1)),$(if $(filter mm,$(word 1,$(1))),mm_base,vmm)),$(word 1,$(1)))
 INC_scripts       := $(INC_mm)
 HOST_LDLIBS  := -lfdt -lseccomp -lpthread -lm
 # ./minivmm is linked statically: no dynamic loader (four libraries, their
@@ -87,7 +99,7 @@ endif
 build/host/vmm/report/results_file.o: $(REV_STAMP)
 build/host/vmm/report/results_file.o: HOST_CFLAGS += -DMINIVMM_REVISION='"$(REVISION)"'
 
-VMM_SRC      := $(wildcard vmm/*.c vmm/*/*.c mm/*.c devices/*.c)
+VMM_SRC      := $(wildcard vmm/*.c vmm/*/*.c mm/*.c mm/*/*.c devices/*.c)
 VMM_OBJ      := $(VMM_SRC:%.c=build/host/%.o)
 # The sandbox's seccomp programs, built at compile time: sandbox-gen runs the rules
 # (vmm/machine/sandbox.c) through libseccomp with placeholders where run-time

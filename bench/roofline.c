@@ -1,5 +1,5 @@
 /*
- * This machine's populate ceilings, for minivmm --roofline (mm/roofline.c):
+ * This machine's populate ceilings, for minivmm --roofline (mm/roofline/roofline.c):
  *   clear   MADV_POPULATE_WRITE of a fresh mapping made as minivmm's backing
  *           makes it (anon: MADV_NOHUGEPAGE, thp: MADV_HUGEPAGE, hugetlb2m/1g:
  *           MAP_HUGETLB, memfd: shared): the kernel allocates, clears, maps
@@ -60,7 +60,7 @@
 enum op { OP_CLEAR, OP_MAP, OP_MEMSET };
 static const char *const op_names[] = { "clear", "map", "memset" };
 
-/* The backings, as minivmm names them (mm/backend.c). */
+/* The backings, as minivmm names them (mm/backing/backend.c). */
 static const struct kind {
 	const char *name;
 	uint64_t page;
@@ -228,7 +228,7 @@ static double on_threads(uint8_t *p, uint64_t bytes, uint64_t page, unsigned n,
 	return err ? -err : t1 - t0;
 }
 
-/* A fresh mapping as minivmm's backing k makes it (mm/backend.c). NULL on failure. */
+/* A fresh mapping as minivmm's backing k makes it (mm/backing/backend.c). NULL on failure. */
 static uint8_t *fresh(const struct kind *k, uint64_t bytes, void **base, uint64_t *len,
 		      int *fd)
 {

@@ -3,7 +3,7 @@
  * (no KVM): one thread touches fresh anonymous pages (write, read, or read
  * then write), a handler thread resolves each fault one way or the other.
  * Prints the toucher's time per page and the resolving ioctl's time.
- * The comparison behind mm/uffd.c's choice of UFFDIO_COPY.
+ * The comparison behind mm/paging/uffd_handler.c's choice of UFFDIO_COPY.
  *   make build/bench/uffd-resolve && build/bench/uffd-resolve [MIB] [ROUNDS]
  * Runs each case once per round, the cases interleaved (ABAB...).
  */

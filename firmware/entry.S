@@ -1,32 +1,6 @@
-/* Image header, vCPU entry, and the trap stubs that lead into trap.c. */
+/* The trap stubs that lead into trap.c, and the drop to CPL3. */
 #include "minivmm_abi.h"
 #include "kernel.h"
-
-	.section .mvm_header, "a"
-	.ascii "MINIVMM\0"
-	.long MVM_ABI_VERSION
-	.long FW_MAX_VCPUS
-	.quad MVM_LOAD_GPA
-	.quad _start
-	.quad _end
-
-/*
- * Every vCPU starts here (see minivmm_abi.h): RDI = boot info, RSI = vCPU
- * index, RDX = vCPU count. Pick this vCPU's boot stack and enter C.
- */
-	.section .text.entry, "ax"
-	.globl _start
-_start:
-	cmp $FW_MAX_VCPUS, %rsi
-	jae 1f
-	lea 1(%rsi), %rax
-	shl $FW_STACK_SHIFT, %rax
-	lea fw_stacks - FW_PF_STACK_BYTES(%rip), %rsp /* RSP0 of the vCPU's slot */
-	add %rax, %rsp
-	xor %ebp, %ebp
-	call fw_main
-1:	hlt
-	jmp 1b
 
 /*
  * Trap entry. Each stub makes the frame uniform (an error code, then the

@@ -2,13 +2,9 @@
 #include "kernel.h"
 
 extern char _end[];
-extern char fw_stacks[];
 void guest_main(uint64_t cpu); /* guest/: the CPL3 entry of every vCPU */
 
 #define USER_STACK_BYTES (64 * 1024)
-
-/* Boot stacks for every vCPU, indexed by vCPU (entry.S). */
-char fw_stacks[FW_MAX_VCPUS * FW_STACK_BYTES] __attribute__((aligned(4096)));
 
 static uint64_t user_stacks[FW_MAX_VCPUS]; /* top of each vCPU's CPL3 stack */
 static volatile int boot_done;

@@ -72,3 +72,23 @@ int mm_parse_size(const char *s, uint64_t *out)
 	*out = (uint64_t)v << shift;
 	return 0;
 }
+
+uint64_t mm_meminfo_bytes(const char *meminfo, const char *key)
+{
+	size_t klen = strlen(key);
+	unsigned long long kib;
+
+	for (const char *p = meminfo; p; p = strchr(p, '\n')) {
+		p += *p == '\n';
+		if (!strncmp(p, key, klen) && p[klen] == ':')
+			return sscanf(p + klen + 1, "%llu kB", &kib) == 1
+				       ? (uint64_t)kib << 10
+				       : 0;
+	}
+	return 0;
+}
+
+uint64_t mm_meminfo_available(const char *meminfo)
+{
+	return mm_meminfo_bytes(meminfo, "MemAvailable");
+}

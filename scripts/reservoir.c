@@ -1,6 +1,6 @@
 /*
  * scripts/reservoir: prepare, inspect, scrub and remove a pool of pre-zeroed
- * memory that minivmm --reservoir leases guest RAM from (mm/reservoir.c).
+ * memory that minivmm --reservoir leases guest RAM from (mm/file/reservoir.c).
  *   reservoir create SIZE [--page 4k|2m|1g] [--dir DIR]
  *   reservoir status  [--dir DIR]
  *   reservoir scrub   [--all] [--dir DIR]
@@ -8,7 +8,7 @@
  * Exit status: 0 done, 2 usage, 3 the host cannot (not root, pages short,
  * in use).
  */
-#include "mm.h"
+#include "file.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,6 +9,11 @@ mkdir -p "$S"
 declare -A INC
 {
 	read -r WARN_FLAGS
+	read -r 'INC[mm_base]'
+	read -r 'INC[mm_backing]'
+	read -r 'INC[mm_file]'
+	read -r 'INC[mm_ram]'
+	read -r 'INC[mm_paging]'
 	read -r 'INC[mm]'
 	read -r 'INC[devices]'
 	read -r 'INC[vmm_machine]'
@@ -16,9 +21,10 @@ declare -A INC
 	read -r 'INC[vmm_report]'
 	read -r 'INC[vmm]'
 	read -r 'INC[firmware]'
-} < <(make -s --no-print-directory -j1 print-WARN print-INC_mm print-INC_devices print-INC_vmm_machine \
+} < <(make -s --no-print-directory -j1 print-WARN print-INC_mm_base print-INC_mm_backing print-INC_mm_file \
+	print-INC_mm_ram print-INC_mm_paging print-INC_mm print-INC_devices print-INC_vmm_machine \
 	print-INC_vmm_measure print-INC_vmm_report print-INC_vmm print-INC_firmware)
-[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print eight lines"
+[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print thirteen lines"
 CFLAGS_HOST="-std=gnu11 -D_GNU_SOURCE $WARN_FLAGS"
 
 # A copy of the rooms to break on purpose.
@@ -48,22 +54,41 @@ edit() {
 	perl -0pi -e "$2" "$S/tree/$1"
 	[ "$(md5sum <"$S/tree/$1")" != "$before" ] || { echo "FAIL static-setup: '$2' matched nothing in $1"; return 1; }
 }
+# caught NAME TEXT: tests/static/layering fails on the broken copy and says TEXT.
+caught() {
+	if ./tests/static/layering "$S/tree" >"$S/$1.log" 2>&1; then
+		fail "$1" "tests/static/layering passes it (expected: $2)"
+	elif grep -qF -- "$2" "$S/$1.log"; then
+		pass "$1"
+	else
+		fail "$1" "fails, but does not say '$2': $(cat "$S/$1.log")"
+	fi
+}
 
 # --- layering -------------------------------------------------------------
 if ./tests/static/layering >"$S/layering.log" 2>&1; then pass layering; else fail layering "$(cat "$S/layering.log")"; fi
 fresh
 edit devices/bus.c 's/#include "devices.h"\n/#include "devices.h"\n#include "vmm.h"\n/' &&
-	if ./tests/static/layering "$S/tree" >"$S/layering-bad.log" 2>&1; then
-		fail layering-catches-devices-to-vmm "no complaint about devices/bus.c including vmm.h"
-	elif grep -q 'devices/bus.c includes "vmm.h"' "$S/layering-bad.log"; then
-		pass layering-catches-devices-to-vmm
-	else
-		fail layering-catches-devices-to-vmm "$(cat "$S/layering-bad.log")"
-	fi
+	caught layering-catches-devices-to-vmm 'devices/bus.c includes "vmm.h"'
 refused layering-build-refuses-devices-to-vmm devices devices/bus.c 'vmm.h: No such file'
 fresh
-edit mm/ram.c 's/#include "mm.h"\n/#include "mm.h"\n#include "devices.h"\n/' &&
-	refused layering-build-refuses-mm-to-devices mm mm/ram.c 'devices.h: No such file'
+edit mm/ram/ram.c 's/#include "ram.h"\n/#include "ram.h"\n#include "devices.h"\n/' &&
+	refused layering-build-refuses-mm-to-devices mm_ram mm/ram/ram.c 'devices.h: No such file'
+# Inside mm/: the backings may not use the file room, the file room not guest RAM's,
+# the base none of them; and the pager's private header stays its own.
+fresh
+edit mm/backing/backend.c 's/#include "backing.h"\n/#include "backing.h"\n#include "file.h"\n/' &&
+	caught layering-catches-backing-to-file 'mm/backing/backend.c includes "file.h"'
+refused layering-build-refuses-backing-to-file mm_backing mm/backing/backend.c 'file.h: No such file'
+fresh
+edit mm/file/file.c 's/#include "file.h"\n/#include "file.h"\n#include "ram.h"\n/' &&
+	refused layering-build-refuses-file-to-ram mm_file mm/file/file.c 'ram.h: No such file'
+fresh
+edit mm/text.c 's/#include "mm.h"\n/#include "mm.h"\n#include "backing.h"\n/' &&
+	refused layering-build-refuses-base-to-backing mm_base mm/text.c 'backing.h: No such file'
+fresh
+edit vmm/machine/paging.c 's/#include "internal.h"\n/#include "internal.h"\n#include "uffd_internal.h"\n/' &&
+	caught layering-catches-private-pager-header 'vmm/machine/paging.c includes "uffd_internal.h", which is private to mm/paging'
 fresh
 edit firmware/vm.c 's/#include "kernel.h"\n/#include "kernel.h"\n#include "guest.h"\n/' &&
 	refused layering-build-refuses-firmware-to-guest firmware firmware/vm.c 'guest.h: No such file'
@@ -71,13 +96,7 @@ edit firmware/vm.c 's/#include "kernel.h"\n/#include "kernel.h"\n#include "guest
 # nor the report the application; and the machine's private header stays its own.
 fresh
 edit vmm/machine/vm.c 's/#include "internal.h"\n/#include "internal.h"\n#include "measure.h"\n/' &&
-	if ./tests/static/layering "$S/tree" >"$S/layering-sub.log" 2>&1; then
-		fail layering-catches-machine-to-measure "no complaint about vmm/machine/vm.c including measure.h"
-	elif grep -q 'vmm/machine/vm.c includes "measure.h"' "$S/layering-sub.log"; then
-		pass layering-catches-machine-to-measure
-	else
-		fail layering-catches-machine-to-measure "$(cat "$S/layering-sub.log")"
-	fi
+	caught layering-catches-machine-to-measure 'vmm/machine/vm.c includes "measure.h"'
 refused layering-build-refuses-machine-to-measure vmm_machine vmm/machine/vm.c 'measure.h: No such file'
 fresh
 edit vmm/machine/vm.c 's/#include "internal.h"\n/#include "internal.h"\n#include "boot.h"\n/' &&
@@ -90,15 +109,49 @@ edit vmm/report/json.c 's/#include "report.h"\n/#include "report.h"\n#include "a
 	refused layering-build-refuses-report-to-app vmm_report vmm/report/json.c 'app.h: No such file'
 fresh
 edit vmm/run.c 's/#include "app.h"\n/#include "app.h"\n#include "internal.h"\n/' &&
-	if ./tests/static/layering "$S/tree" 2>&1 | grep -q 'vmm/run.c includes "internal.h", which is private to vmm/machine'; then
-		pass layering-catches-private-header
+	caught layering-catches-private-header 'vmm/run.c includes "internal.h", which is private to vmm/machine'
+
+# --- calls: no circle, no arrow upwards (tests/static/calls, on the built objects) ---
+if ./tests/static/calls >"$S/calls.log" 2>&1; then pass calls; else fail calls "$(cat "$S/calls.log")"; fi
+# The check itself, on a copy of the build with one object rebuilt broken. A
+# prototype of its own gets past the include rules; the call check sees the call.
+# calls_catch NAME ROOM FILE PERL ERE...: edit FILE in the copy, rebuild its object with
+# ROOM's include paths, and the check must fail with a line matching each ERE.
+calls_catch() {
+	local obj
+	obj=$(cd "$S" && pwd)/calls-obj
+	rm -rf "$obj"
+	cp -r build/host "$obj"
+	fresh
+	edit "$3" "$4" || return
+	if ! (cd "$S/tree" && gcc $CFLAGS_HOST ${INC[$2]} -c -o "$obj/${3%.c}.o" "$3") >"$S/$1.log" 2>&1; then
+		fail "$1" "the broken copy does not build: $(head -c 400 "$S/$1.log")"
+	elif ./tests/static/calls --src "$S/tree" "$obj" >"$S/$1.log" 2>&1; then
+		fail "$1" "tests/static/calls passes it: $(cat "$S/$1.log")"
 	else
-		fail layering-catches-private-header "vmm/run.c including machine/internal.h went unnoticed"
+		local name=$1 ere
+		shift 4
+		for ere in "$@"; do
+			grep -Eq -- "$ere" "$S/$name.log" && continue
+			fail "$name" "fails, but not with /$ere/: $(head -c 600 "$S/$name.log")"
+			return
+		done
+		pass "$name"
 	fi
+}
+# The circle this split broke: the file room's failure path calling back into guest RAM's.
+calls_catch calls-catches-file-to-ram mm_file mm/file/file.c \
+	's/(#include "file.h"\n)/$1void mm_ram_free(struct guest_ram *ram);\n/; s/\tfree\(f\);\n/\tmm_ram_free(ram);\n/' \
+	'a call circle of 2 files: mm/file/file -> mm/ram/ram \(mm_ram_free\)' \
+	'calls: mm/file/file \(mm/file\) calls mm/ram/ram \(mm/ram\): mm_ram_free; mm/file may use only: include mm mm/backing'
+# Inside one room, where only the circle rule applies: the handlers calling the pager back.
+calls_catch calls-catches-circle-in-a-room mm_paging mm/paging/uffd_handler.c \
+	's/(\tt->failed = 1;\n)/$1\tuffd_stop(NULL);\n/' \
+	'a call circle of 2 files: mm/paging/uffd -> mm/paging/uffd_handler \(uffd_handler\); mm/paging/uffd_handler -> mm/paging/uffd \(uffd_stop\)'
 
 # --- tables that cannot drift ---------------------------------------------
 fresh
-if compiles control-hypercall devices devices/hypercall.c && compiles control-backend mm mm/backend.c &&
+if compiles control-hypercall devices devices/hypercall.c && compiles control-backend mm_backing mm/backing/backend.c &&
 	compiles control-eager vmm_machine vmm/machine/eager.c &&
 	compiles control-end vmm_machine vmm/machine/end.c; then
 	pass build-checks-control
@@ -118,8 +171,8 @@ edit include/minivmm_abi.h 's/(struct mvm_hc_mark \{\n\tstruct mvm_hc_hdr hdr;)/
 	refused hypercall-struct-too-big devices devices/hypercall.c "larger than MVM_HC_ARGS_MAX"
 # A backing row deleted (its enum value stays).
 fresh
-edit mm/backend.c 's/\t\{ MM_MEMFD,[^}]*\},\n//s' &&
-	refused backing-row-deleted mm mm/backend.c "one row per enum mm_backing"
+edit mm/backing/backend.c 's/\t\{ MM_MEMFD,[^}]*\},\n//s' &&
+	refused backing-row-deleted mm_backing mm/backing/backend.c "one row per enum mm_backing"
 # An eager strategy row deleted.
 fresh
 edit vmm/machine/eager.c 's/\t\{ EAGER_TOUCH,.*?\} \},\n//s' &&

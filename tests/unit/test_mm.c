@@ -3,7 +3,7 @@
 
 #include "check.h"
 #include "minivmm_abi.h"
-#include "mm.h"
+#include "ram.h"
 
 void test_gpa_translator(void)
 {

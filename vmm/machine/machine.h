@@ -19,7 +19,10 @@
 
 #include "minivmm_abi.h"
 #include "devices.h"
-#include "mm.h"
+#include "numa.h"
+#include "paging.h"
+#include "ram.h"
+#include "roofline.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

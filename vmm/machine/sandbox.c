@@ -27,7 +27,7 @@
  *     fstat and, on a character device, isatty's ioctl: main() gives stdout
  *     a static buffer; stderr is unbuffered;
  *   - qsort of more than 1 KiB asks sysinfo for the machine's memory:
- *     measure/stats.c and mm/uffd.c sort by hand;
+ *     measure/stats.c and mm/paging/uffd_stats.c sort by hand;
  *   - localtime and strftime open the time zone: measure/env.c formats
  *     gmtime_r by hand;
  *   - sysconf(_SC_NPROCESSORS_*) reads /sys, and the environment record

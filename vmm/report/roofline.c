@@ -1,4 +1,4 @@
-/* --roofline: eager populate against this machine's measured ceilings (mm/roofline.c). */
+/* --roofline: eager populate against this machine's measured ceilings (mm/roofline/roofline.c). */
 #include "report.h"
 
 #include <string.h>

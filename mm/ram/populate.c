@@ -1,5 +1,5 @@
 /* Populating guest RAM up front: host pages (populate) and second-level entries (prefault). */
-#include "mm.h"
+#include "ram.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Per-fault latency histograms: 1/16-octave buckets of nanoseconds, one writer, lock-free readers. */
-#include "mm.h"
+#include "paging.h"
 
 #include <string.h>
 

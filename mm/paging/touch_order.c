@@ -1,5 +1,5 @@
 /* The first-touch order file: written after a --record-touch run, read back as GPA ranges. */
-#include "mm.h"
+#include "paging.h"
 
 #include <errno.h>
 #include <inttypes.h>

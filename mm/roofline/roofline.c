@@ -1,5 +1,5 @@
 /* This machine's populate ceilings, read from bench/roofline's TSV, and what they predict. */
-#include "mm.h"
+#include "roofline.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Guest RAM in a file (--mem-path, --reservoir): hugetlbfs or tmpfs pages, mapped shared. */
-#include "mm.h"
+#include "file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -481,7 +481,8 @@ int mm_file_map(struct guest_ram *ram, const struct mm_backend *asked, uint64_t 
 		r = -errno;
 		/* hugetlbfs reserved the holes' pages at mmap: a short pool fails here. */
 		if (r == -ENOMEM && ram->backend->hugetlb_sysfs &&
-		    mm_ram_check_capacity(ram->backend, size, f, err, errlen))
+		    mm_backing_check_capacity(ram->backend, size - f->held_before, 1, err,
+					      errlen))
 			goto fail;
 		snprintf(
 			err, errlen,
@@ -498,7 +499,7 @@ int mm_file_map(struct guest_ram *ram, const struct mm_backend *asked, uint64_t 
 	return 0;
 fail:
 	mm_file_unmap(ram);
-	mm_ram_free(ram);
+	free(f);
 	*ram = (struct guest_ram){ .fd = -1 };
 	return r;
 }

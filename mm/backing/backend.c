@@ -1,9 +1,10 @@
 /* Guest RAM backends: anonymous 4 KiB, THP, hugetlbfs 2 MiB / 1 GiB, memfd (shared). */
-#include "mm.h"
+#include "backing.h"
 
 #include <errno.h>
 #include <linux/magic.h>
 #include <linux/mman.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -109,3 +110,11 @@ const struct mm_backend mm_backends[] = {
 /* Deleting or adding a row without its enum value does not build. */
 _Static_assert(sizeof(mm_backends) / sizeof(mm_backends[0]) == MM_BACKING_COUNT,
 	       "one row per enum mm_backing, in enum order");
+
+const struct mm_backend *mm_backend_find(const char *name)
+{
+	for (int i = 0; i < MM_BACKING_COUNT; i++)
+		if (!strcmp(mm_backends[i].name, name))
+			return &mm_backends[i];
+	return NULL;
+}

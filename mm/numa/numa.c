@@ -1,5 +1,5 @@
 /* NUMA: the host's nodes from sysfs, guest RAM split and bound to them (mbind), and where its pages are (move_pages). */
-#include "mm.h"
+#include "numa.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* The reservoir's leases: exclusive ranges of a pre-zeroed pool, scrubbed after each lessee. */
-#include "mm.h"
+#include "file.h"
 
 #include <dirent.h>
 #include <errno.h>
