@@ -48,13 +48,18 @@ int mm_backing_check_capacity(const struct mm_backend *b, uint64_t need, int hol
 		snprintf(
 			err, errlen,
 			"cannot back %llu MiB of guest RAM up front (the file's unallocated part): the host has %llu MiB available (MemAvailable); use a --mem %lluM smaller, or leave out --eager (lazy backs only the pages the guest touches)",
-			(unsigned long long)(need >> 20), (unsigned long long)(avail >> 20),
-			(unsigned long long)((((need - avail) + (2ULL << 20) - 1) >> 21) << 1));
+			(unsigned long long)(need >> 20),
+			(unsigned long long)(avail >> 20),
+			(unsigned long long)((((need - avail) + (2ULL << 20) - 1) >> 21)
+					     << 1));
 	else
 		snprintf(
 			err, errlen,
 			"cannot back %llu MiB of guest RAM up front: the host has %llu MiB available (MemAvailable); use --mem %lluM or less, or leave out --eager (lazy backs only the pages the guest touches)",
-			(unsigned long long)(need >> 20), (unsigned long long)(avail >> 20),
-			(unsigned long long)(((avail / b->page_bytes * b->page_bytes) >> 21) << 1));
+			(unsigned long long)(need >> 20),
+			(unsigned long long)(avail >> 20),
+			(unsigned long long)(((avail / b->page_bytes * b->page_bytes) >>
+					      21)
+					     << 1));
 	return -ENOMEM;
 }

@@ -30,7 +30,7 @@ struct mm_ceiling {
 	double map_gib_per_s;
 	double gib_per_s; /* bytes / predicted_s */
 	double predicted_s;
-	uint64_t row_bytes;   /* the size the (clear) ceiling was measured at; 0: unknown */
+	uint64_t row_bytes; /* the size the (clear) ceiling was measured at; 0: unknown */
 	double min_gib_per_s; /* that row's slowest run; 0: unknown */
 	/* What a 2 MiB reservoir would cost: its map (the lease) and clear (made once) rates; 0: none. */
 	double lease_map_gib_per_s, lease_clear_gib_per_s;
