@@ -103,7 +103,8 @@ struct frontier {
 	uint64_t stride; /* bytes between points; 0: take none */
 	uint64_t next;	 /* bytes_done of the next stride point */
 	uint64_t done, total;
-	uint32_t iteration; /* the pass it records (1; a restored guest's first pass after) */
+	uint32_t
+		iteration; /* the pass it records (1; a restored guest's first pass after) */
 };
 /* Bytes between points: --progress-mib's, or the smallest power of two MiB giving <= 256. */
 uint64_t progress_stride(uint64_t total, uint64_t asked_mib);

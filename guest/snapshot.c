@@ -63,9 +63,11 @@ uint32_t snapshot_take(const struct ctx *c, volatile char *region, uint64_t byte
 	if (snap.result == MVM_SNAP_RESTORED)
 		printf("%s: restored after pass %lu\n", c->argv[0], pass);
 	else if (snap.result == MVM_SNAP_TAKEN)
-		printf("%s: snapshot taken after pass %lu, running on\n", c->argv[0], pass);
+		printf("%s: snapshot taken after pass %lu, running on\n", c->argv[0],
+		       pass);
 	else if (snap.result == MVM_SNAP_REFUSED)
-		printf("%s: snapshot refused after pass %lu, running on\n", c->argv[0], pass);
+		printf("%s: snapshot refused after pass %lu, running on\n", c->argv[0],
+		       pass);
 	return snap.result;
 }
 
@@ -76,8 +78,8 @@ void snapshot_check(const struct ctx *c)
 	if (snap.result != MVM_SNAP_RESTORED && snap.result != MVM_SNAP_TAKEN)
 		return;
 	after = checksum(snap.region, snap.bytes);
-	printf("%s: memory checksum 0x%lx before the snapshot, 0x%lx %s: %s\n", c->argv[0],
-	       snap.before, after,
+	printf("%s: memory checksum 0x%lx before the snapshot, 0x%lx %s: %s\n",
+	       c->argv[0], snap.before, after,
 	       snap.result == MVM_SNAP_RESTORED ? "after the restore" : "running on",
 	       after == snap.before ? "match" : "MISMATCH");
 	if (after != snap.before)

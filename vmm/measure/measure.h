@@ -44,8 +44,8 @@ enum phase {
 	PHASE_VM_CREATED,
 	PHASE_RAM_MAPPED,
 	PHASE_VCPUS_CREATED,
-	PHASE_STATE_LOADED,  /* --restore: the snapshot's state set on the vCPUs */
-	PHASE_MEMORY_READY,  /* --restore: the restore mode made guest RAM ready */
+	PHASE_STATE_LOADED, /* --restore: the snapshot's state set on the vCPUs */
+	PHASE_MEMORY_READY, /* --restore: the restore mode made guest RAM ready */
 	PHASE_EAGER_DONE,
 	PHASE_GUEST_LOADED,
 	PHASE_GUEST_ENTRY,
@@ -222,8 +222,9 @@ struct run_view {
 	const struct kvm_stats *stats; /* NULL without KVM statistics */
 	const struct timeline *tl;
 	const struct records *rec;
-	const struct snapshot_facts *snapshot; /* --snapshot: what it cost; NULL without */
-	const struct restore_facts *restore;   /* --restore: how it went; NULL without */
+	const struct snapshot_facts
+		*snapshot;		     /* --snapshot: what it cost; NULL without */
+	const struct restore_facts *restore; /* --restore: how it went; NULL without */
 };
 
 /* The summary's numbers, ms; negative: not measured (no eager, a phase not reached). */

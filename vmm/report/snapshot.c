@@ -5,7 +5,8 @@
 
 void snapshot_print(const struct snapshot_facts *f, FILE *out)
 {
-	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES];
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES],
+		g[FMT_BYTES];
 
 	fprintf(out,
 		"snapshot: %s written in %s: memory %s of data in %llu extents (of %s RAM; %s resident) in %s (%.2f GiB/s), state %s\n",
@@ -13,7 +14,7 @@ void snapshot_print(const struct snapshot_facts *f, FILE *out)
 		(unsigned long long)f->extents, fmt_size(c, (double)f->ram_bytes),
 		fmt_size(d, (double)f->resident_bytes), fmt_duration(e, f->memory_s),
 		gib_per_s((double)f->data_bytes, f->memory_s),
-		fmt_size(c, (double)f->state_bytes));
+		fmt_size(g, (double)f->state_bytes));
 }
 
 void restore_print(const struct restore_facts *f, FILE *out)
@@ -22,9 +23,9 @@ void restore_print(const struct restore_facts *f, FILE *out)
 
 	fprintf(out,
 		"restore: %s (mode %s): vCPU state set in %s (%u MSRs, %u refused by KVM), memory ready in %s (%s of data in %llu extents)\n",
-		f->dir, f->mode, fmt_duration(a, f->state_s), f->msrs_set, f->msrs_skipped,
-		fmt_duration(b, f->memory_s), fmt_size(c, (double)f->data_bytes),
-		(unsigned long long)f->extents);
+		f->dir, f->mode, fmt_duration(a, f->state_s), f->msrs_set,
+		f->msrs_skipped, fmt_duration(b, f->memory_s),
+		fmt_size(c, (double)f->data_bytes), (unsigned long long)f->extents);
 }
 
 void snapshot_write_json(const struct run_view *v, struct json *j)
@@ -62,7 +63,8 @@ void snapshot_write_json(const struct run_view *v, struct json *j)
 		json_u64(j, "extents", r->extents);
 		json_u64(j, "msrs_set", r->msrs_set);
 		json_begin_array(j, "msrs_refused");
-		for (uint32_t i = 0; i < r->msrs_skipped && i < ARRAY_SIZE(r->skipped); i++)
+		for (uint32_t i = 0; i < r->msrs_skipped && i < ARRAY_SIZE(r->skipped);
+		     i++)
 			json_u64(j, NULL, r->skipped[i]);
 		json_end_array(j);
 		json_double(j, "state_s", r->state_s);

@@ -14,8 +14,8 @@
 
 int restore_copy(struct restore_ctx *ctx)
 {
-	return mm_memfile_read(ctx->ram, ctx->mem_fd, ctx->extents, ctx->nextents, ctx->err,
-			       ctx->errlen);
+	return mm_memfile_read(ctx->ram, ctx->mem_fd, ctx->extents, ctx->nextents,
+			       ctx->err, ctx->errlen);
 }
 
 int restore_private(struct restore_ctx *ctx)
@@ -99,22 +99,26 @@ int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err
 {
 	int e;
 
-	if ((m->needs & (RESTORE_NEEDS_UFFD | RESTORE_NEEDS_UFFD_MINOR)) && (e = uffd_here())) {
-		snprintf(err, errlen,
-			 "--restore-mode %s needs userfaultfd, which this process cannot open here: %s",
-			 m->name, strerror(-e));
+	if ((m->needs & (RESTORE_NEEDS_UFFD | RESTORE_NEEDS_UFFD_MINOR)) &&
+	    (e = uffd_here())) {
+		snprintf(
+			err, errlen,
+			"--restore-mode %s needs userfaultfd, which this process cannot open here: %s",
+			m->name, strerror(-e));
 		return -EOPNOTSUPP;
 	}
 	if ((m->needs & RESTORE_NEEDS_POPULATE) && (e = populate_here())) {
-		snprintf(err, errlen,
-			 "--restore-mode %s needs MADV_POPULATE_WRITE (Linux 5.14), which this kernel refuses: %s",
-			 m->name, strerror(-e));
+		snprintf(
+			err, errlen,
+			"--restore-mode %s needs MADV_POPULATE_WRITE (Linux 5.14), which this kernel refuses: %s",
+			m->name, strerror(-e));
 		return -EOPNOTSUPP;
 	}
 	if ((m->needs & RESTORE_NEEDS_SHMEM_FILE) && shmem_file(dir)) {
-		snprintf(err, errlen,
-			 "--restore-mode %s maps the memory file shared: it must be on tmpfs or hugetlbfs (copy the snapshot there)",
-			 m->name);
+		snprintf(
+			err, errlen,
+			"--restore-mode %s maps the memory file shared: it must be on tmpfs or hugetlbfs (copy the snapshot there)",
+			m->name);
 		return -EOPNOTSUPP;
 	}
 	return m->check ? m->check(dir, err, errlen) : 0;

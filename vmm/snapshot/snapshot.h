@@ -26,12 +26,13 @@
 #define SNAP_MEMORY_FILE "memory"
 
 /* ---- format.c: the state file, built in memory and parsed from it (pure) ---- */
-#define SNAP_MAGIC	    "MVMSNAP" /* NUL-padded to 8 */
-#define SNAP_FORMAT_VERSION 1
-#define SNAP_MIN_ABI	    5	 /* images older than the snapshot hypercall never ask */
-#define SNAP_VCPUS_MAX	    1024 /* vCPUs a state file may hold */
+#define SNAP_MAGIC		"MVMSNAP" /* NUL-padded to 8 */
+#define SNAP_FORMAT_VERSION	1
+#define SNAP_MIN_ABI		5 /* images older than the snapshot hypercall never ask */
+#define SNAP_VCPUS_MAX		1024 /* vCPUs a state file may hold */
 #define SNAP_RECORD_BATCHES_MAX 8192
-#define SNAP_CONSOLE_BYTES  4096 /* the console's last output, for the restored run's report */
+#define SNAP_CONSOLE_BYTES \
+	4096 /* the console's last output, for the restored run's report */
 
 struct snap_header {
 	char magic[8];
@@ -48,10 +49,12 @@ struct snap_header {
 
 /* Sections of the body, each a struct snap_section then its bytes, 8-aligned. */
 enum snap_section_type {
-	SNAP_SEC_CONFIG = 1,  /* struct snap_config, once, first */
-	SNAP_SEC_VCPU = 2,    /* struct vcpu_state, nvcpus of them, in index order */
-	SNAP_SEC_RECORDS = 3, /* struct snap_records then its records: one batch the guest sent */
-	SNAP_SEC_CONSOLE = 4, /* the console's last bytes (at most SNAP_CONSOLE_BYTES), optional */
+	SNAP_SEC_CONFIG = 1, /* struct snap_config, once, first */
+	SNAP_SEC_VCPU = 2,   /* struct vcpu_state, nvcpus of them, in index order */
+	SNAP_SEC_RECORDS =
+		3, /* struct snap_records then its records: one batch the guest sent */
+	SNAP_SEC_CONSOLE =
+		4, /* the console's last bytes (at most SNAP_CONSOLE_BYTES), optional */
 	SNAP_SEC_COUNT
 };
 struct snap_section {
@@ -66,15 +69,15 @@ struct snap_config {
 	uint32_t vcpus;
 	uint32_t tsc_khz;
 	uint32_t guest_argc;
-	uint32_t args_bytes;		  /* of args, NULs included */
-	char args[MVM_GUEST_ARGS_BYTES];  /* the guest's arguments, each NUL-terminated */
-	char image[256];		  /* the image's path when saved */
-	uint64_t result_gpa;		  /* the guest's MVM_HC_SNAPSHOT result word */
-	uint64_t guest_checksum;	  /* what the guest sent */
-	uint64_t guest_pass;		  /* passes done before it */
-	uint32_t snapshot_vcpu;		  /* who asked */
+	uint32_t args_bytes;		 /* of args, NULs included */
+	char args[MVM_GUEST_ARGS_BYTES]; /* the guest's arguments, each NUL-terminated */
+	char image[256];		 /* the image's path when saved */
+	uint64_t result_gpa;		 /* the guest's MVM_HC_SNAPSHOT result word */
+	uint64_t guest_checksum;	 /* what the guest sent */
+	uint64_t guest_pass;		 /* passes done before it */
+	uint32_t snapshot_vcpu;		 /* who asked */
 	uint32_t pad;
-	uint64_t console_bytes;		  /* written before the snapshot */
+	uint64_t console_bytes; /* written before the snapshot */
 };
 struct snap_records {
 	uint32_t kind; /* enum mvm_rec_kind */
@@ -108,7 +111,7 @@ struct snap_view {
 	struct snap_batch {
 		uint32_t kind, count;
 		const void *recs;
-	} *batches; /* malloc'ed: snap_view_free */
+	} * batches; /* malloc'ed: snap_view_free */
 };
 /*
  * Check and index a whole state file (buf, len; buf 8-aligned). 0, or
@@ -120,7 +123,7 @@ int snap_parse(const uint8_t *buf, size_t len, struct snap_view *v, char *err,
 	       size_t errlen);
 void snap_view_free(struct snap_view *v);
 uint64_t snap_checksum(const void *p, size_t len); /* FNV-1a 64 */
-uint32_t snap_record_size(uint32_t kind); /* 0 for an unknown kind */
+uint32_t snap_record_size(uint32_t kind);	   /* 0 for an unknown kind */
 
 /* ---- dir.c: the snapshot directory, written whole or not at all ---- */
 struct snap_dir {
@@ -147,7 +150,7 @@ struct snapshot {
 	size_t state_len;
 	struct snap_view v;
 	int mem_fd;
-	uint64_t mem_bytes; /* the memory file's size */
+	uint64_t mem_bytes;			  /* the memory file's size */
 	const char *argv[MVM_MAX_GUEST_ARGS + 1]; /* the guest's arguments, into state */
 	int argc;
 };
@@ -181,18 +184,18 @@ struct snap_save_in {
 };
 /* What the snapshot cost, for the report and the results. */
 struct snapshot_facts {
-	int taken;	     /* written and renamed into place */
-	const char *path;    /* the directory */
-	double seconds;	     /* from the pause to the rename */
-	double memory_s;     /* of which the memory file */
-	uint64_t ram_bytes;  /* guest RAM */
+	int taken;				      /* written and renamed into place */
+	const char *path;			      /* the directory */
+	double seconds;				      /* from the pause to the rename */
+	double memory_s;			      /* of which the memory file */
+	uint64_t ram_bytes;			      /* guest RAM */
 	uint64_t resident_bytes, data_bytes, extents; /* the memory file's */
 	uint64_t state_bytes;
-	uint32_t vcpu;	     /* who asked */
-	uint64_t pass;	     /* passes done */
+	uint32_t vcpu; /* who asked */
+	uint64_t pass; /* passes done */
 	uint64_t guest_checksum;
-	uint32_t asks;	     /* snapshot calls the guest made */
-	uint32_t msrs;	     /* MSRs saved per vCPU (vCPU 0's) */
+	uint32_t asks; /* snapshot calls the guest made */
+	uint32_t msrs; /* MSRs saved per vCPU (vCPU 0's) */
 };
 /*
  * Every vCPU thread joined after vm_pause: finish their exits, read their
@@ -207,7 +210,7 @@ int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir 
 struct restore_facts {
 	const char *mode;
 	const char *dir;
-	uint64_t data_bytes, extents; /* the memory file's */
+	uint64_t data_bytes, extents;	 /* the memory file's */
 	uint32_t msrs_set, msrs_skipped; /* vCPU 0's */
 	uint32_t skipped[8];		 /* the first MSRs KVM refused */
 	uint64_t pass;			 /* passes the guest had done */
@@ -230,31 +233,31 @@ int snapshot_set_vcpus(struct vm *vm, const struct snapshot *s, struct restore_f
 struct restore_ctx {
 	struct vm *vm; /* its vCPUs exist and hold their saved state; none runs yet */
 	struct guest_ram *ram;
-	int mem_fd;	     /* the memory file, O_RDONLY; the mode may dup it */
-	const char *dir;     /* the snapshot directory (replay keeps its recording here) */
+	int mem_fd;	 /* the memory file, O_RDONLY; the mode may dup it */
+	const char *dir; /* the snapshot directory (replay keeps its recording here) */
 	uint64_t file_bytes; /* the memory file's size (== ram->size) */
 	const struct gpa_range *extents;
 	size_t nextents;
-	uint64_t data_bytes;	 /* sum of the extents */
-	struct timeline *tl;	 /* a mode may mark its own phases (PHASE_MEMORY_*) */
-	int sandbox;		 /* threads a mode starts enter their sandbox */
-	void *priv;		 /* the mode's own state, from prepare to finish */
-	char *err;		 /* where a mode says what went wrong */
+	uint64_t data_bytes; /* sum of the extents */
+	struct timeline *tl; /* a mode may mark its own phases (PHASE_MEMORY_*) */
+	int sandbox;	     /* threads a mode starts enter their sandbox */
+	void *priv;	     /* the mode's own state, from prepare to finish */
+	char *err;	     /* where a mode says what went wrong */
 	size_t errlen;
 };
 
 /* What a mode needs of the platform, checked before anything runs (exit 3 if absent). */
 enum restore_need {
-	RESTORE_NEEDS_UFFD = 1u << 0,	     /* userfaultfd, MISSING mode */
-	RESTORE_NEEDS_UFFD_MINOR = 1u << 1,  /* userfaultfd MINOR mode (UFFDIO_CONTINUE) */
-	RESTORE_NEEDS_SHMEM_FILE = 1u << 2,  /* the memory file on tmpfs or hugetlbfs */
-	RESTORE_NEEDS_POPULATE = 1u << 3,    /* MADV_POPULATE_WRITE */
+	RESTORE_NEEDS_UFFD = 1u << 0,	    /* userfaultfd, MISSING mode */
+	RESTORE_NEEDS_UFFD_MINOR = 1u << 1, /* userfaultfd MINOR mode (UFFDIO_CONTINUE) */
+	RESTORE_NEEDS_SHMEM_FILE = 1u << 2, /* the memory file on tmpfs or hugetlbfs */
+	RESTORE_NEEDS_POPULATE = 1u << 3,   /* MADV_POPULATE_WRITE */
 };
 
 struct restore_mode {
 	const char *name;
-	const char *help[2];   /* --help lines (the second may be NULL) */
-	unsigned needs;	       /* enum restore_need bits */
+	const char *help[2]; /* --help lines (the second may be NULL) */
+	unsigned needs;	     /* enum restore_need bits */
 	/*
 	 * Optional, before anything runs (with the snapshot's header read):
 	 * can this mode restore it here? 0; -EOPNOTSUPP (exit 3) or -EINVAL
