@@ -24,7 +24,9 @@ static void build(struct snap_buf *b, unsigned n)
 				 .result_gpa = 0x1000 };
 	static struct vcpu_state v;
 	struct snap_records r = { MVM_REC_SWEEP, 1 };
-	struct mvm_rec_sweep s = { .workload = MVM_WL_FLAT, .iteration = 1, .size_mib = 1 };
+	struct mvm_rec_sweep s = { .workload = MVM_WL_FLAT,
+				   .iteration = 1,
+				   .size_mib = 1 };
 
 	snprintf(h.backing, sizeof(h.backing), "anon");
 	CHECK(snap_buf_init(b) == 0);
@@ -107,7 +109,8 @@ void test_snapshot_format(void)
 		snprintf(h.backing, sizeof(h.backing), "anon");
 		CHECK(snap_buf_init(&b) == 0);
 		CHECK(snap_buf_section(&b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0) == 0);
-		CHECK(snap_buf_section(&b, SNAP_SEC_VCPU, &one, sizeof(one), NULL, 0) == 0);
+		CHECK(snap_buf_section(&b, SNAP_SEC_VCPU, &one, sizeof(one), NULL, 0) ==
+		      0);
 		snap_buf_finish(&b, &h);
 		CHECK(parse(&b, b.len, "fewer saved") == -EINVAL);
 		snap_buf_free(&b);
@@ -126,12 +129,13 @@ void test_snapshot_memfile(void)
 	CHECK(fd >= 0);
 	unlink(path);
 	ram.size = 8ULL << 20;
-	ram.hva = mmap(NULL, ram.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ram.hva = mmap(NULL, ram.size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(ram.hva != MAP_FAILED);
-	ram.hva[0x3000] = 1;		/* page 3: data */
-	ram.hva[0x4000 + 4095] = 2;	/* page 4: data, next to it */
+	ram.hva[0x3000] = 1;		     /* page 3: data */
+	ram.hva[0x4000 + 4095] = 2;	     /* page 4: data, next to it */
 	memset(ram.hva + 0x100000, 0, 4096); /* touched, all zero: a hole */
-	ram.hva[0x700000] = 3;		/* another extent */
+	ram.hva[0x700000] = 3;		     /* another extent */
 	CHECK(mm_memfile_write(&ram, fd, &st, err, sizeof(err)) == 0);
 	CHECK_EQ(st.data_bytes, 3 * 4096);
 	CHECK_EQ(st.extents, 2);
