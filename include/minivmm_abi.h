@@ -91,6 +91,12 @@
 #define MVM_DEBUGCON_PORT    0x00e9 /* QEMU/Bochs debug console */
 #define MVM_COM1_PORT	     0x03f8
 #define MVM_EXIT_PORT	     0x00f4 /* an OUT here ends the run, the value its status */
+/* A Linux guest (--kernel): its /init writes the byte MVM_BOOT_TIMER_MAGIC to
+ * MVM_BOOT_TIMER_PORT (an 8-bit OUT, after ioperm) the moment it starts: the
+ * init_start mark. The first write is kept, later ones are counted. Not used
+ * by minivmm images, so no MVM_ABI_VERSION change. */
+#define MVM_BOOT_TIMER_PORT  0x0514
+#define MVM_BOOT_TIMER_MAGIC 123 /* Firecracker's boot-timer byte */
 #define MVM_MAX_GUEST_ARGS   64	    /* minivmm,args entries */
 #define MVM_GUEST_ARGS_BYTES 2048   /* minivmm,args length, NULs included */
 
