@@ -117,27 +117,14 @@ struct cpuid {
  * KVM's CPUID leaves (no kvmclock) and may hang calibrating its delay loop.
  * The TSC-deadline timer is KVM's to emulate, and user space's to announce.
  */
-/*
- * On PVM guest kernel code is emulated by KVM's instruction emulator, which
- * has no VEX encodings: a kernel told of BMI1/BMI2/AVX2 (leaf 7 EBX bits 3,
- * 5, 8) picks code that uses them (the decompressor's zstd does) and the
- * emulation fails. Here they are not announced.
- */
-#define CPUID7_EBX_VEX ((1u << 3) | (1u << 5) | (1u << 8))
-
 static void pc_cpuid(struct vm *vm, struct cpuid *cpuid)
 {
-	int deadline = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0,
-	    pvm = !strcmp(vm->plat.kvm, "pvm");
+	int deadline = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 
-	for (unsigned i = 0; i < cpuid->c.nent; i++) {
-		struct kvm_cpuid_entry2 *e = &cpuid->e[i];
-
-		if (e->function == 1)
-			e->ecx |= CPUID_ECX_HYPERVISOR | (deadline ? CPUID_ECX_TSC_DEADLINE : 0);
-		if (e->function == 7 && e->index == 0 && pvm)
-			e->ebx &= ~CPUID7_EBX_VEX;
-	}
+	for (unsigned i = 0; i < cpuid->c.nent; i++)
+		if (cpuid->e[i].function == 1)
+			cpuid->e[i].ecx |= CPUID_ECX_HYPERVISOR |
+					   (deadline ? CPUID_ECX_TSC_DEADLINE : 0);
 }
 
 static int supported_cpuid(struct vm *vm, struct cpuid *cpuid, char *err, size_t errlen)
