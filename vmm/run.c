@@ -30,6 +30,7 @@ struct run {
 	uint64_t image_len;
 	struct linux_boot *lx; /* --kernel: the Linux guest, read and checked likewise */
 	struct pc_devices pc;  /* --kernel: its CMOS clock, i8042, boot timer */
+	struct pc_counts pc_counts; /* ... what they counted, once the vCPUs stopped */
 };
 
 /* --- the devices' host: what the hypercall port asks of the VMM ------------ */
@@ -196,6 +197,7 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 {
 	int out[ARRAY_SIZE(r->o.out->fds) + 2], dirs[ARRAY_SIZE(r->o.out->dirfds) + 1], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
+				 .irq_vm_fd = r->lx ? vm_fd(r->vm) : -1,
 				 .out_fds = out,
 				 .nout = r->o.out->n,
 				 .dir_fds = dirs,
@@ -743,6 +745,8 @@ int run_execute(struct run *r)
 	paging_stop(r->paging, r->o.t_exec, timeline_time(r->tl, PHASE_GUEST_ENTRY));
 	kvmstats_close(r->stats);
 	vm_teardown(r->vm);
+	if (r->lx)
+		r->pc_counts = pc_devices_counts(&r->pc);
 	status = vm_exit_status(r->vm);
 	/* A run whose --record-touch file is lost must not look like a success. */
 	return status == EXIT_GUEST_OK && paging_record_error(r->paging) ? EXIT_HOST
@@ -768,7 +772,9 @@ void run_view(const struct run *r, struct run_view *v)
 				.console = r->console,
 				.stats = r->stats,
 				.tl = r->tl,
-				.rec = r->rec };
+				.rec = r->rec,
+				.lx = r->lx,
+				.pc = r->lx ? &r->pc_counts : NULL };
 }
 
 struct vm *run_vm(struct run *r)
@@ -786,6 +792,21 @@ void run_report(struct run *r, int status, int timeline)
 		fflush(stdout);
 	}
 	ending_print(&v, status, r->o.verbose, timeline);
+	if (r->lx && !r->cfg->quiet) {
+		double exec = timeline_time(r->tl, PHASE_EXEC),
+		       entry = timeline_time(r->tl, PHASE_GUEST_ENTRY),
+		       init = timeline_time(r->tl, PHASE_INIT_START);
+		char a[FMT_BYTES], b[FMT_BYTES];
+
+		if (init > 0)
+			printf("linux guest %s: time to init %s (the kernel's boot, guest_entry to init_start: %s)\n",
+			       r->lx->k.release, fmt_duration(a, init - exec),
+			       fmt_duration(b, init - entry));
+		else
+			printf("linux guest %s: /init never started (no write of %d to the boot timer, port 0x%x)\n",
+			       r->lx->k.release, MVM_BOOT_TIMER_MAGIC, MVM_BOOT_TIMER_PORT);
+		fflush(stdout);
+	}
 	if (r->o.verbose) {
 		paging_report(&v, stdout);
 		numa_report(vm_numa(r->vm), NUMA_AUDIT_AT_EXIT, stdout);

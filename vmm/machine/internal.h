@@ -191,6 +191,7 @@ enum sandbox_slot {
 	SLOT_VCPU,  /* SANDBOX_VCPU: its vCPU fd */
 	SLOT_UFFD,  /* SANDBOX_UFFD: its userfaultfd */
 	SLOT_SPARE, /* SANDBOX_EAGER: the spare vCPU it prefaults through */
+	SLOT_VM,    /* SANDBOX_VCPU of a PC guest: the VM fd, for KVM_IRQ_LINE */
 	SLOT_STATS,
 	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,
 	SLOT_DIR = SLOT_OUT + SANDBOX_MAX_OUT, /* SANDBOX_MAIN: the final rename's */

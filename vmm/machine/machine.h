@@ -563,6 +563,7 @@ struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
 	int prefault_fd; /* SANDBOX_EAGER: the spare vCPU it prefaults through, or -1 */
+	int irq_vm_fd; /* SANDBOX_VCPU of a PC guest: the VM fd (KVM_IRQ_LINE only), or -1 */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */
