@@ -27,9 +27,9 @@ struct console {
 	void (*irq)(void *cookie, unsigned line, int level);
 	void *irq_cookie;
 	unsigned irq_num;
-	int thri;	/* a THR-empty interrupt is pending (IIR would report it) */
-	int irq_level;	/* what the line was last set to */
-	uint64_t irqs;	/* times the line was raised */
+	int thri;      /* a THR-empty interrupt is pending (IIR would report it) */
+	int irq_level; /* what the line was last set to */
+	uint64_t irqs; /* times the line was raised */
 	unsigned nvcpus;
 	struct line lines[]; /* one per vCPU; each touched only by its vCPU's thread */
 };
@@ -121,26 +121,26 @@ static void put_byte(struct console *c, unsigned vcpu, uint8_t b)
 		console_flush(c, vcpu);
 }
 
-#define UART_THR	  0 /* transmit holding register (write, DLAB = 0) */
-#define UART_IER	  1
-#define UART_IIR	  2 /* read; FCR on write */
-#define UART_FCR	  2
-#define UART_LCR	  3
-#define UART_MCR	  4
-#define UART_LSR	  5
-#define UART_MSR	  6
-#define UART_LCR_DLAB	  0x80
-#define UART_LSR_THRE	  0x20
-#define UART_LSR_TEMT	  0x40
-#define UART_IER_THRI	  0x02
-#define UART_IER_MASK	  0x0f
-#define UART_IIR_NO_INT	  0x01
-#define UART_IIR_THRI	  0x02
-#define UART_IIR_FIFO	  0xc0 /* FIFOs enabled: a 16550A */
-#define UART_FCR_ENABLE	  0x01
-#define UART_MCR_LOOP	  0x10
-#define UART_MCR_MASK	  0x1f
-#define UART_MSR_PRESENT  0xb0 /* DCD, DSR, CTS: a line with something on it */
+#define UART_THR	 0 /* transmit holding register (write, DLAB = 0) */
+#define UART_IER	 1
+#define UART_IIR	 2 /* read; FCR on write */
+#define UART_FCR	 2
+#define UART_LCR	 3
+#define UART_MCR	 4
+#define UART_LSR	 5
+#define UART_MSR	 6
+#define UART_LCR_DLAB	 0x80
+#define UART_LSR_THRE	 0x20
+#define UART_LSR_TEMT	 0x40
+#define UART_IER_THRI	 0x02
+#define UART_IER_MASK	 0x0f
+#define UART_IIR_NO_INT	 0x01
+#define UART_IIR_THRI	 0x02
+#define UART_IIR_FIFO	 0xc0 /* FIFOs enabled: a 16550A */
+#define UART_FCR_ENABLE	 0x01
+#define UART_MCR_LOOP	 0x10
+#define UART_MCR_MASK	 0x1f
+#define UART_MSR_PRESENT 0xb0 /* DCD, DSR, CTS: a line with something on it */
 
 void console_set_irq(struct console *c, void (*irq)(void *, unsigned, int), void *cookie,
 		     unsigned line)

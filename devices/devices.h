@@ -80,8 +80,9 @@ struct console_counts {
  * level) raises and lowers it as the 8250's transmit-empty interrupt
  * comes and goes. Before the guest runs.
  */
-void console_set_irq(struct console *c, void (*irq)(void *cookie, unsigned line, int level),
-		     void *cookie, unsigned line);
+void console_set_irq(struct console *c,
+		     void (*irq)(void *cookie, unsigned line, int level), void *cookie,
+		     unsigned line);
 struct console_counts console_counts(struct console *c);
 /* The last (up to len) bytes the guest printed, quiet or not: how many were copied. */
 size_t console_tail(struct console *c, char *buf, size_t len);

@@ -910,8 +910,7 @@ static const struct opt {
 	  required_argument,
 	  "STRING",
 	  { "--kernel: the kernel command line (default: a fast boot,",
-	    "'" LINUX_CMDLINE_1,
-	    LINUX_CMDLINE_2 "'); ' -- ' and",
+	    "'" LINUX_CMDLINE_1, LINUX_CMDLINE_2 "'); ' -- ' and",
 	    "the arguments after -- are appended" },
 	  set_cmdline,
 	  NULL,
@@ -1277,14 +1276,15 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	if ((cfg->vm.initrd_path || cfg->vm.cmdline || cfg->vm.kernel_anyway) &&
 	    !cfg->vm.kernel_path)
 		return bad("--%s is about a Linux guest: add --kernel FILE",
-			   cfg->vm.initrd_path ? "initrd" :
-			   cfg->vm.cmdline     ? "cmdline" :
-						 "kernel-anyway");
+			   cfg->vm.initrd_path ? "initrd"
+			   : cfg->vm.cmdline   ? "cmdline"
+					       : "kernel-anyway");
 	if (cfg->vm.kernel_path && cfg->vm.eager == EAGER_TOUCH)
 		return bad(
 			"--eager=touch is the minivmm guest's (its firmware writes each vCPU's slice); a Linux guest takes --eager, --eager=populate, --eager=prefault or --eager=background");
 	if (cfg->vm.kernel_path && cfg->vm.raw)
-		return bad("--raw is about a guest image; --kernel boots a Linux bzImage");
+		return bad(
+			"--raw is about a guest image; --kernel boots a Linux bzImage");
 	delay_given = cfg->vm.uffd_delay_us != UFFD_DELAY_UNSET;
 	if (!delay_given)
 		cfg->vm.uffd_delay_us = 0;

@@ -156,17 +156,20 @@ static void guest_reset(struct run *r, unsigned vcpu, const char *why, int crash
 			if (*c == '\n')
 				*c = '|';
 		vm_finish(r->vm, END_GUEST_PANIC, 0,
-			  "guest kernel panicked (vCPU %u, then %s): %s", vcpu, why, last);
+			  "guest kernel panicked (vCPU %u, then %s): %s", vcpu, why,
+			  last);
 	} else if (crashed) {
 		vm_finish(r->vm, END_GUEST_CRASH, 0,
 			  "guest crashed on vCPU %u: %s, with no panic on its console%s",
 			  vcpu, why,
-			  timeline_time(r->tl, PHASE_INIT_START) > 0 ? "" :
-								       " (before /init started)");
+			  timeline_time(r->tl, PHASE_INIT_START) > 0
+				  ? ""
+				  : " (before /init started)");
 	} else {
-		vm_finish(r->vm, END_GUEST_RESET, 0,
-			  "guest reset the machine (vCPU %u: %s) without reporting an exit status",
-			  vcpu, why);
+		vm_finish(
+			r->vm, END_GUEST_RESET, 0,
+			"guest reset the machine (vCPU %u: %s) without reporting an exit status",
+			vcpu, why);
 	}
 }
 
@@ -804,7 +807,8 @@ void run_report(struct run *r, int status, int timeline)
 			       fmt_duration(b, init - entry));
 		else
 			printf("linux guest %s: /init never started (no write of %d to the boot timer, port 0x%x)\n",
-			       r->lx->k.release, MVM_BOOT_TIMER_MAGIC, MVM_BOOT_TIMER_PORT);
+			       r->lx->k.release, MVM_BOOT_TIMER_MAGIC,
+			       MVM_BOOT_TIMER_PORT);
 		fflush(stdout);
 	}
 	if (r->o.verbose) {

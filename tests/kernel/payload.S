@@ -52,13 +52,11 @@ _start:
 	out	%al, %dx
 	hlt
 #elif defined(MODE_FLOOD)
-	/* 32 MiB to COM1 in string I/O (a page per exit), then exit 0. */
-	mov	$0x200000, %rsi
-	mov	$(32 << 20), %rcx
+	/* COM1 without end, in string I/O (--timeout ends it). */
+1:	mov	$0x200000, %rsi
+	mov	$(1 << 20), %rcx
 	rep outsb
-	xor	%eax, %eax
-	mov	$0xf4, %dx
-	out	%al, %dx
+	jmp	1b
 #elif defined(MODE_HANG)
 1:	pause
 	jmp	1b

@@ -14,7 +14,8 @@
  */
 int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen)
 {
-	return boot_read_file("guest image", path, MVM_IMAGE_MAX_BYTES, buf, len, err, errlen);
+	return boot_read_file("guest image", path, MVM_IMAGE_MAX_BYTES, buf, len, err,
+			      errlen);
 }
 
 int boot_read_file(const char *what, const char *path, uint64_t max, uint8_t **buf,

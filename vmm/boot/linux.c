@@ -45,7 +45,8 @@ static void kernel_release(const uint8_t *buf, uint64_t len, struct linux_kernel
 	size_t i = 0;
 
 	strcpy(k->release, "unknown");
-	if (!at || (uint64_t)at + BP_JUMP >= k->setup_bytes || (uint64_t)at + BP_JUMP >= len)
+	if (!at || (uint64_t)at + BP_JUMP >= k->setup_bytes ||
+	    (uint64_t)at + BP_JUMP >= len)
 		return;
 	for (const uint8_t *s = buf + BP_JUMP + at;
 	     i + 1 < sizeof(k->release) && s + i < buf + k->setup_bytes && s[i] > ' ' &&
@@ -104,12 +105,14 @@ int linux_kernel_check(const uint8_t *buf, uint64_t len, struct linux_kernel *k,
 	k->pref_address = get64(buf, BP_PREF_ADDRESS);
 	k->init_size = get32(buf, BP_INIT_SIZE);
 	/* Decompression works in [max(load, pref_address), + init_size). */
-	k->kernel_end = (k->pref_address > LINUX_LOAD_GPA ? k->pref_address : LINUX_LOAD_GPA) +
-			(k->init_size > k->code_bytes ? k->init_size : k->code_bytes);
+	k->kernel_end =
+		(k->pref_address > LINUX_LOAD_GPA ? k->pref_address : LINUX_LOAD_GPA) +
+		(k->init_size > k->code_bytes ? k->init_size : k->code_bytes);
 	if (k->kernel_end > LINUX_MEM_MAX) {
-		snprintf(err, errlen,
-			 "bzImage's header is inconsistent (pref_address 0x%llx, init_size 0x%x)",
-			 (unsigned long long)k->pref_address, k->init_size);
+		snprintf(
+			err, errlen,
+			"bzImage's header is inconsistent (pref_address 0x%llx, init_size 0x%x)",
+			(unsigned long long)k->pref_address, k->init_size);
 		return -ENOEXEC;
 	}
 	kernel_release(buf, len, k);
@@ -127,12 +130,13 @@ int linux_initrd_place(const struct linux_kernel *k, uint64_t len, uint64_t mem_
 	if (len > top || at < k->kernel_end) {
 		snprintf(
 			err, errlen,
-			"the initrd (%llu MiB) does not fit: it must lie above the kernel's %llu MiB and below %s (%llu MiB); use a larger --mem or a smaller initrd",
+			"the initrd (%llu MiB) does not fit: it must lie above the kernel's %llu MiB and below %s (%llu MiB); use a smaller initrd%s",
 			(unsigned long long)(len >> 20),
 			(unsigned long long)(k->kernel_end >> 20),
-			top == mem_bytes ? "the end of guest RAM" :
-					   "the kernel's initrd_addr_max",
-			(unsigned long long)(top >> 20));
+			top == mem_bytes ? "the end of guest RAM"
+					 : "the kernel's initrd_addr_max",
+			(unsigned long long)(top >> 20),
+			top == mem_bytes ? " or a larger --mem" : "");
 		return -E2BIG;
 	}
 	*gpa = at;
@@ -162,7 +166,8 @@ unsigned linux_e820(uint64_t mem_bytes, struct linux_e820 *e, unsigned max)
 void linux_zero_page(uint8_t *zp, const struct linux_kernel *k, uint64_t cmdline_gpa,
 		     uint64_t initrd_gpa, uint64_t initrd_len, uint64_t mem_bytes)
 {
-	size_t hdr_end = BP_HEADER + k->image[BP_JUMP + 1]; /* the jump says where it ends */
+	size_t hdr_end =
+		BP_HEADER + k->image[BP_JUMP + 1]; /* the jump says where it ends */
 	struct linux_e820 e[LINUX_E820_MAX];
 	unsigned n;
 

@@ -13,13 +13,13 @@
 #include <stdint.h>
 
 /* Where things go in guest RAM (below 1 MiB, and the kernel above it). */
-#define LINUX_GDT_GPA	    0x0500ULL  /* null, null, __BOOT_CS 0x10, __BOOT_DS 0x18 */
-#define LINUX_ZERO_PAGE_GPA 0x7000ULL  /* struct boot_params, 4 KiB */
-#define LINUX_CMDLINE_GPA   0x20000ULL /* the command line, up to cmdline_size */
-#define LINUX_CMDLINE_MAX   0x10000ULL /* room for it: 64 KiB */
-#define LINUX_MPTABLE_GPA   0x9fc00ULL /* last KiB of base memory, where Linux looks */
-#define LINUX_EBDA_END	    0x100000ULL /* [0x9fc00, 1 MiB) is reserved in e820 */
-#define LINUX_LOAD_GPA	    0x100000ULL /* the protected-mode kernel (code32_start) */
+#define LINUX_GDT_GPA	    0x0500ULL	  /* null, null, __BOOT_CS 0x10, __BOOT_DS 0x18 */
+#define LINUX_ZERO_PAGE_GPA 0x7000ULL	  /* struct boot_params, 4 KiB */
+#define LINUX_CMDLINE_GPA   0x20000ULL	  /* the command line, up to cmdline_size */
+#define LINUX_CMDLINE_MAX   0x10000ULL	  /* room for it: 64 KiB */
+#define LINUX_MPTABLE_GPA   0x9fc00ULL	  /* last KiB of base memory, where Linux looks */
+#define LINUX_EBDA_END	    0x100000ULL	  /* [0x9fc00, 1 MiB) is reserved in e820 */
+#define LINUX_LOAD_GPA	    0x100000ULL	  /* the protected-mode kernel (code32_start) */
 #define LINUX_MIN_FREE	    (32ULL << 20) /* RAM beyond kernel and initrd to boot in */
 #define LINUX_MEM_MAX	    (3ULL << 30)  /* RAM is one piece from 0: below the APICs */
 #define LINUX_MIN_PROTOCOL  0x020c	  /* 2.12: xloadflags, XLF_KERNEL_64 */
@@ -63,11 +63,12 @@ struct linux_kernel {
 	const uint8_t *image; /* the whole file (the caller's) */
 	uint64_t len;
 	uint16_t version; /* boot protocol, 0x020f = 2.15 */
-	uint32_t setup_bytes; /* (setup_sects + 1) * 512: where the kernel proper starts */
-	uint64_t code_bytes;  /* the protected-mode part: len - setup_bytes */
+	uint32_t
+		setup_bytes; /* (setup_sects + 1) * 512: where the kernel proper starts */
+	uint64_t code_bytes; /* the protected-mode part: len - setup_bytes */
 	uint32_t initrd_addr_max, cmdline_size, init_size;
 	uint64_t pref_address;
-	uint64_t kernel_end; /* where decompression's working space ends */
+	uint64_t kernel_end;		   /* where decompression's working space ends */
 	char release[LINUX_RELEASE_BYTES]; /* "6.12.57+deb12-amd64" */
 };
 

@@ -22,9 +22,9 @@ static int build_cmdline(struct linux_boot *lb, const char *cmdline, int argc,
 				argv[i]);
 			return -EINVAL;
 		}
-		at += (size_t)snprintf(lb->cmdline + at, cap - at,
-				       strchr(argv[i], ' ') || !argv[i][0] ? " \"%s\"" : " %s",
-				       argv[i]);
+		at += (size_t)snprintf(
+			lb->cmdline + at, cap - at,
+			strchr(argv[i], ' ') || !argv[i][0] ? " \"%s\"" : " %s", argv[i]);
 	}
 	if (at >= cap || at > lb->k.cmdline_size) {
 		snprintf(
@@ -75,7 +75,8 @@ int linux_boot_read(struct linux_boot *lb, const char *kernel, const char *initr
 		if (e)
 			return e;
 	}
-	need = lb->k.kernel_end + ((lb->initrd_len + (2ULL << 20) - 1) & ~((2ULL << 20) - 1)) +
+	need = lb->k.kernel_end +
+	       ((lb->initrd_len + (2ULL << 20) - 1) & ~((2ULL << 20) - 1)) +
 	       LINUX_MIN_FREE;
 	if (mem_bytes < need) {
 		snprintf(
@@ -88,8 +89,8 @@ int linux_boot_read(struct linux_boot *lb, const char *kernel, const char *initr
 		return -EINVAL;
 	}
 	if (lb->initrd) {
-		e = linux_initrd_place(&lb->k, lb->initrd_len, mem_bytes, &lb->initrd_gpa, why,
-				       sizeof(why));
+		e = linux_initrd_place(&lb->k, lb->initrd_len, mem_bytes, &lb->initrd_gpa,
+				       why, sizeof(why));
 		if (e) {
 			snprintf(err, errlen, "--initrd %s: %s", initrd, why);
 			return e;

@@ -79,7 +79,8 @@ size_t linux_mptable_size(unsigned ncpus)
 
 size_t linux_mptable(uint8_t *buf, size_t size, uint64_t gpa, unsigned ncpus)
 {
-	size_t len = linux_mptable_size(ncpus), at = sizeof(struct mpf) + sizeof(struct mpc);
+	size_t len = linux_mptable_size(ncpus),
+	       at = sizeof(struct mpf) + sizeof(struct mpc);
 	struct mpf *f = (struct mpf *)buf;
 	struct mpc *c = (struct mpc *)(buf + sizeof(*f));
 	uint8_t ioapic = (uint8_t)ncpus;
@@ -101,15 +102,17 @@ size_t linux_mptable(uint8_t *buf, size_t size, uint64_t gpa, unsigned ncpus)
 	memcpy(((struct mpc_bus *)(buf + at))->bustype, "ISA   ", 6);
 	at += sizeof(struct mpc_bus);
 	count++;
-	*(struct mpc_ioapic *)(buf + at) = (struct mpc_ioapic){ .type = MP_IOAPIC,
-								.apicid = ioapic,
-								.apicver = MP_IOAPIC_VER,
-								.flags = 1,
-								.apicaddr = MP_IOAPIC_GPA };
+	*(struct mpc_ioapic *)(buf + at) =
+		(struct mpc_ioapic){ .type = MP_IOAPIC,
+				     .apicid = ioapic,
+				     .apicver = MP_IOAPIC_VER,
+				     .flags = 1,
+				     .apicaddr = MP_IOAPIC_GPA };
 	at += sizeof(struct mpc_ioapic);
 	count++;
 	/* ISA IRQ i on IOAPIC pin i: KVM's default routing (GSI i, pin i). */
-	for (unsigned i = 0; i < MP_ISA_IRQS; i++, count++, at += sizeof(struct mpc_intsrc))
+	for (unsigned i = 0; i < MP_ISA_IRQS;
+	     i++, count++, at += sizeof(struct mpc_intsrc))
 		*(struct mpc_intsrc *)(buf + at) = (struct mpc_intsrc){
 			.type = MP_INTSRC,
 			.irqtype = MP_INT,

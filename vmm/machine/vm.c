@@ -119,7 +119,8 @@ struct cpuid {
  */
 static void pc_cpuid(struct vm *vm, struct cpuid *cpuid)
 {
-	int deadline = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
+	int deadline =
+		ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 
 	for (unsigned i = 0; i < cpuid->c.nent; i++)
 		if (cpuid->e[i].function == 1)

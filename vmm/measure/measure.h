@@ -218,8 +218,10 @@ struct run_view {
 	const struct kvm_stats *stats; /* NULL without KVM statistics */
 	const struct timeline *tl;
 	const struct records *rec;
-	const struct linux_boot *lx;    /* --kernel: the Linux guest (vmm/boot/), else NULL */
-	const struct pc_counts *pc;	/* --kernel: its PC devices' counts at the end, else NULL */
+	const struct linux_boot
+		*lx; /* --kernel: the Linux guest (vmm/boot/), else NULL */
+	const struct pc_counts
+		*pc; /* --kernel: its PC devices' counts at the end, else NULL */
 };
 
 /* The summary's numbers, ms; negative: not measured (no eager, a phase not reached). */
