@@ -98,3 +98,15 @@ jq_true kernel-serial-flood-bounded "$K/kernel-serial-flood.json" \
 	'.devices.console_bytes > 10000 and .devices.console_bytes <= 16777216 and .exit.reason == "timeout"'
 # --vcpus N: the MP table is there (the crafted entry runs on vCPU 0; the others wait for SIPI).
 kx kernel-vcpus 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --vcpus 4
+# Every option of a run applies to a Linux guest as to a minivmm image.
+kx kernel-compare 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --compare=lazy,eager,background,uffd
+jq_true kernel-compare-modes "$K/kernel-compare.json" '[.runs[] | .guest.kind == "linux" and .devices.boot_timer_writes == 3] | length == 4 and all'
+kx kernel-repeat 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --repeat 2
+kx kernel-record-touch 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --paging uffd --record-touch "$K/timer.touch"
+if grep -q '^minivmm-touch-order 1 .* guest=timer.bz$' "$K/timer.touch" 2>/dev/null; then
+	pass kernel-record-touch-header
+else
+	fail kernel-record-touch-header "$(head -c 300 "$K/timer.touch" 2>&1)"
+fi
+kx kernel-replay 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --eager=background --eager-order "$K/timer.touch"
+kx kernel-eager-vcpus 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --eager=populate --vcpus 2 --trace "$K/timer.trace"

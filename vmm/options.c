@@ -1308,7 +1308,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			"--kernel %s boots a Linux guest, and '%s' would be a minivmm guest image too: give one (the Linux workload's arguments go after --)",
 			cfg->vm.kernel_path, cfg->vm.guest_path);
 	if (cfg->vm.kernel_path) {
-		cfg->vm.guest_path = NULL;
+		/* The guest is the kernel's file: what names a guest names it. */
+		cfg->vm.guest_path = cfg->vm.kernel_path;
 		cfg->vm.guest_argc = argc - optind;
 		cfg->vm.guest_argv = argv + optind;
 		return 0;

@@ -71,14 +71,16 @@ void test_linux_boot(void)
 	CHECK_EQ(gpa, (64 << 20) - 8192);
 	CHECK(linux_initrd_place(&k, 5000, 2ULL << 30, &gpa, err, sizeof(err)) == 0);
 	CHECK_EQ(gpa, 0x38000000 - 8192);
-	CHECK(linux_initrd_place(&k, 60 << 20, 64 << 20, &gpa, err, sizeof(err)) == -E2BIG);
+	CHECK(linux_initrd_place(&k, 60 << 20, 64 << 20, &gpa, err, sizeof(err)) ==
+	      -E2BIG);
 	CHECK_STR_CONTAINS(err, "or a larger --mem");
 
 	/* e820: low RAM, the reserved EBDA..1 MiB, RAM above. */
 	CHECK_EQ(linux_e820(64 << 20, e, 8), 3);
 	CHECK(e[0].addr == 0 && e[0].size == 0x9fc00 && e[0].type == 1);
 	CHECK(e[1].addr == 0x9fc00 && e[1].size == 0x100000 - 0x9fc00 && e[1].type == 2);
-	CHECK(e[2].addr == 0x100000 && e[2].size == (64 << 20) - 0x100000 && e[2].type == 1);
+	CHECK(e[2].addr == 0x100000 && e[2].size == (64 << 20) - 0x100000 &&
+	      e[2].type == 1);
 
 	/* The zero page: the header copied, the loader's fields set. */
 	linux_zero_page(zp, &k, 0x20000, 0x3000000, 5000, 64 << 20);
@@ -149,12 +151,13 @@ void test_uart_irq(void)
 	io_bus_init(&bus, 0x10000);
 	CHECK(console_register(c, &bus) == 0);
 	console_set_irq(c, irq_line, NULL, 4);
-	com1(&bus, 2, 1, 0x01);			  /* FCR: FIFOs on */
+	com1(&bus, 2, 1, 0x01);			    /* FCR: FIFOs on */
 	CHECK_EQ(com1(&bus, 2, 0, 0) & 0xc1, 0xc1); /* a 16550A, nothing pending */
-	com1(&bus, 1, 1, 0x02);			  /* IER: THRI */
+	com1(&bus, 1, 1, 0x02);			    /* IER: THRI */
 	CHECK_EQ(nlevels, 1);
 	CHECK_EQ(levels[0], 1);
-	CHECK_EQ(com1(&bus, 2, 0, 0) & 0x0f, 0x02); /* IIR says THRI, and that clears it */
+	CHECK_EQ(com1(&bus, 2, 0, 0) & 0x0f,
+		 0x02); /* IIR says THRI, and that clears it */
 	CHECK_EQ(levels[nlevels - 1], 0);
 	CHECK_EQ(com1(&bus, 2, 0, 0) & 0x0f, 0x01);
 	com1(&bus, 0, 1, 'x'); /* THR: the byte goes at once, THR empty again: up */

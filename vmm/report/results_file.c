@@ -172,7 +172,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	if (cfg->eager_order)
 		json_string(j, "eager_order", cfg->eager_order);
 	json_string(j, "paging", paging_kind_name(cfg->paging));
-	json_bytes(j, "guest", cfg->kernel_path ? cfg->kernel_path : cfg->guest_path);
+	json_bytes(j, "guest", cfg->guest_path); /* --kernel: the kernel's path */
 	json_bytes_array(j, "guest_args", cfg->guest_argv, cfg->guest_argc);
 	if (cfg->timeout_s > 0)
 		json_double(j, "timeout_s", cfg->timeout_s);
