@@ -6,6 +6,16 @@
  */
 	.code64
 	.text
+/* Print the NUL-terminated string at %rbx to COM1 (%dx), a byte an exit. */
+	.macro	puts
+1:	movb	(%rbx), %al
+	test	%al, %al
+	jz	2f
+	out	%al, %dx
+	inc	%rbx
+	jmp	1b
+2:
+	.endm
 	.globl _start
 _start:
 	mov	%rsi, %r12		/* the zero page */
@@ -13,13 +23,8 @@ _start:
 #if defined(MODE_ZP)
 	/* Print the command line the zero page points to, exit with e820_entries. */
 	mov	0x228(%r12), %ebx
-1:	movb	(%rbx), %al
-	test	%al, %al
-	jz	2f
-	out	%al, %dx
-	inc	%rbx
-	jmp	1b
-2:	mov	$'\n', %al
+	puts
+	mov	$'\n', %al
 	out	%al, %dx
 	movzbl	0x1e8(%r12), %eax
 	mov	$0xf4, %dx
@@ -39,13 +44,7 @@ _start:
 #elif defined(MODE_PANIC) || defined(MODE_RESET)
 #if defined(MODE_PANIC)
 	lea	msg(%rip), %rbx
-1:	movb	(%rbx), %al
-	test	%al, %al
-	jz	2f
-	out	%al, %dx
-	inc	%rbx
-	jmp	1b
-2:
+	puts
 #endif
 	mov	$0xfe, %al		/* the i8042's reset line */
 	mov	$0x64, %dx
