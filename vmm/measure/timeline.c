@@ -24,6 +24,8 @@ const struct phase_row phases[] = {
 	  "the image, boot info and entry page tables written into guest RAM" },
 	{ PHASE_GUEST_ENTRY, "guest_entry", 0,
 	  "the first vCPU about to enter the guest (its first KVM_RUN): setup ends here" },
+	{ PHASE_INIT_START, "init_start", 0,
+	  "a Linux guest's /init started: its first write of 123 to the boot timer (port 0x514); the kernel's boot ends here" },
 	{ PHASE_FIRMWARE_READY, "firmware_ready", MVM_MARK_FIRMWARE_READY,
 	  "the firmware booted (emulated CPL0 on PVM), about to enter CPL3" },
 	{ PHASE_WORKLOAD_START, "workload_start", MVM_MARK_WORKLOAD_START,
