@@ -92,6 +92,10 @@ edit vmm/machine/paging.c 's/#include "internal.h"\n/#include "internal.h"\n#inc
 fresh
 edit firmware/vm.c 's/#include "kernel.h"\n/#include "kernel.h"\n#include "guest.h"\n/' &&
 	refused layering-build-refuses-firmware-to-guest firmware firmware/vm.c 'guest.h: No such file'
+# The Linux guest's programs (guest/linux/) are Linux programs: the ABI, never the firmware.
+fresh
+edit guest/linux/mvm.c 's/#include "mvm.h"\n/#include "mvm.h"\n#include "firmware.h"\n/' &&
+	caught layering-catches-linux-guest-to-firmware 'guest/linux/mvm.c includes "firmware.h"'
 # Inside vmm/: the machine may not use the measurement, nor the measurement the report,
 # nor the report the application; and the machine's private header stays its own.
 fresh

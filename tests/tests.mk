@@ -75,7 +75,7 @@ build/static/minivmm: $(VMM_OBJ) $(FLAGS_STAMP)
 	$(say) LD $@
 	$(Q)$(CC) -static -o $@ $(VMM_OBJ) $(HOST_LDLIBS)
 
-RIG_BUILD := all build/static/minivmm $(TEST_GUESTS) $(TEST_RAW)
+RIG_BUILD := all build/static/minivmm $(TEST_GUESTS) $(TEST_RAW) linux-guest
 
 # make test-vmx: minivmm on a real Intel VMX + EPT KVM, in Bochs' emulation.
 test-vmx: $(RIG_BUILD)

@@ -8,7 +8,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint64_t *copy = malloc(size / 8 * 8 + 8); /* the parser wants 8-aligned buffers */
+	uint64_t *copy =
+		malloc(size / 8 * 8 + 8); /* the parser wants 8-aligned buffers */
 	struct snap_view v;
 	char err[256] = "";
 	int r;
