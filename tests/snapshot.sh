@@ -23,6 +23,8 @@ expect snap-uninterrupted 0 '' '' -- $MINIVMM --mem 32M -o "$S/plain.json" "$GUE
 for m in copy private; do
 	expect snap-restore-$m 0 '' 'memory checksum 0x[0-9a-f]+ before the snapshot, 0x[0-9a-f]+ after the restore: match' -- \
 		$MINIVMM --restore "$S/S1" --restore-mode $m -o "$S/$m.json"
+	grep -Eq "^restore: .*S1 \(mode $m\): vCPU state set in .* memory ready in" "$OUT/snap-restore-$m.out" && pass snap-restore-$m-line ||
+		fail snap-restore-$m-line "$(grep '^restore' "$OUT/snap-restore-$m.out")"
 	jq_true snap-restore-$m-results "$S/$m.json" "
 		.restore.mode == \"$m\" and .restore.pass == 1 and .exit.status == 0 and .summary.first_useful_work_ms > 0
 		and ([.timeline[].phase] | (index(\"state_loaded\") < index(\"memory_ready\")) and (index(\"memory_ready\") < index(\"guest_resumed\")) and (index(\"guest_resumed\") < index(\"first_useful_work\")))

@@ -1039,6 +1039,8 @@ void run_report(struct run *r, int status, int timeline)
 		fflush(stdout);
 	}
 	if (r->o.verbose) {
+		if (r->restored && r->rf.mode)
+			restore_print(&r->rf, stdout);
 		paging_report(&v, stdout);
 		numa_report(vm_numa(r->vm), NUMA_AUDIT_AT_EXIT, stdout);
 		fflush(stdout);
