@@ -39,6 +39,13 @@ for m in copy private; do
 		fail snap-restore-$m-same-structure "$(jq -c '[keys, [.sweep[] | [.iteration, .size_mib]]]' "$S/$m.json" "$S/plain.json" 2>&1 | head -c 600)"
 	fi
 done
+# Valid JSON and valid results, restored or not (the schema tier checks them all again).
+./tests/check-json "$S/copy.json" "$S/private.json" "$S/save.json" >"$S/check-json.log" 2>&1 && pass snap-results-json ||
+	fail snap-results-json "$(grep -v '^ok' "$S/check-json.log" | head -3)"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	./tests/validate-results "$S/copy.json" "$S/private.json" "$S/save.json" >"$S/schema.log" 2>&1 && pass snap-results-schema ||
+		fail snap-results-schema "$(grep -v '^ok' "$S/schema.log" | head -3)"
+fi
 # copy reads everything before the guest resumes, private nothing: the boundary moved.
 jq_true snap-copy-reads-before-resume "$S/copy.json" '.restore.data_bytes > 0 and .restore.memory_s > 0'
 # Twice from one snapshot: it is not used up.
@@ -102,6 +109,11 @@ expect snap-bad-mode-alone 2 '--restore-mode is about --restore' '' -- $MINIVMM 
 expect snap-bad-continue-alone 2 '--snapshot-continue is about --snapshot' '' -- $MINIVMM --snapshot-continue "$GUEST"
 expect snap-bad-exists 2 "--snapshot $S/S1: it exists" '' -- $MINIVMM --mem 32M --snapshot "$S/S1" "$GUEST" -- $FLAT
 expect snap-bad-unwritable 2 '--snapshot /proc/minivmm-snap: cannot create' '' -- $MINIVMM --mem 32M --snapshot /proc/minivmm-snap "$GUEST" -- $FLAT
+# An image of ABI 4 has no snapshot call: --snapshot is refused before it runs.
+cp "$GUEST" "$S/abi4.bin" && printf '\x04\x00\x00\x00' | dd of="$S/abi4.bin" bs=1 seek=8 conv=notrunc status=none
+expect snap-bad-old-image 2 'built for ABI 4, whose guest cannot ask for a snapshot \(ABI 5\)' '' -- \
+	$MINIVMM --mem 32M --snapshot "$S/SO" "$S/abi4.bin" -- $FLAT
+[ ! -e "$S/SO" ] && ! ls -d "$S"/SO.minivmm-* >/dev/null 2>&1 && pass snap-bad-old-image-nothing-left || fail snap-bad-old-image-nothing-left "$(ls -d "$S"/SO*)"
 expect snap-bad-after-past 2 'a usage error' 'snapshot-after 4 is past its 3 iterations' -- $MINIVMM --mem 32M "$GUEST" -- $FLAT --snapshot-after 4
 # A full file system: a tmpfs of 1 MiB; no snapshot is left, nor its temporary.
 mkdir -p "$S/full"
