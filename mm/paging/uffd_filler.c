@@ -110,7 +110,8 @@ static int copy_in(struct worker *w, struct uffd_thread *t, uint64_t gpa, uint64
 		} else if (r == -EAGAIN && ++stuck < MAX_STUCK) {
 			continue;
 		} else {
-			snprintf(w->what, sizeof(w->what), "UFFDIO_COPY of %llu KiB at GPA 0x%llx: %s",
+			snprintf(w->what, sizeof(w->what),
+				 "UFFDIO_COPY of %llu KiB at GPA 0x%llx: %s",
 				 (unsigned long long)((len - off) >> 10),
 				 (unsigned long long)(gpa + off), strerror(-r));
 			return r;
@@ -139,8 +140,8 @@ static int fill_item(struct worker *w, const struct item *it, int first)
 			continue;
 		if (data) {
 			while (got < run - g) {
-				ssize_t n = pread(p->file->fd, w->buf + got, run - g - got,
-						  (off_t)(g + got));
+				ssize_t n = pread(p->file->fd, w->buf + got,
+						  run - g - got, (off_t)(g + got));
 
 				if (n < 0 && errno == EINTR)
 					continue;
@@ -221,8 +222,9 @@ int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, cha
 	if (!p->file || p->file->minor || !p->ram || p->file->fill || !plan->threads ||
 	    plan->threads > sizeof(f->tid) / sizeof(f->tid[0]) || !plan->chunk_bytes ||
 	    plan->chunk_bytes % p->page) {
-		snprintf(err, errlen,
-			 "filling guest RAM: needs a started MISSING pager with a memory file, 1..64 threads and whole pages per read");
+		snprintf(
+			err, errlen,
+			"filling guest RAM: needs a started MISSING pager with a memory file, 1..64 threads and whole pages per read");
 		return -EINVAL;
 	}
 	f = calloc(1, sizeof(*f));
@@ -305,7 +307,8 @@ int uffd_fill_wait_first(struct uffd_pager *p, char *err, size_t errlen)
 	while (!f->t_first && !f->failed && f->running)
 		pthread_cond_wait(&f->cond, &f->lock);
 	if (!f->t_first) {
-		snprintf(err, errlen, "%s", f->failed ? f->what : "the fillers ended early");
+		snprintf(err, errlen, "%s",
+			 f->failed ? f->what : "the fillers ended early");
 		r = -EIO;
 	}
 	pthread_mutex_unlock(&f->lock);

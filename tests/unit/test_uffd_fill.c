@@ -156,7 +156,8 @@ static void restore_child(const char *path, enum how how)
 	case REPLAY: /* the working set by the fillers in large reads, the rest by faults */
 		CHECK_EQ(fs.first_pages, 201);
 		CHECK_EQ(fs.pages, 201);
-		CHECK(fs.reads >= 4 && fs.reads <= 20); /* 64 pages a read, holes not read */
+		CHECK(fs.reads >= 4 &&
+		      fs.reads <= 20); /* 64 pages a read, holes not read */
 		CHECK_EQ(st.faults, touched);
 		CHECK(fs.first_s > 0);
 		break;
