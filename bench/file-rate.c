@@ -78,7 +78,8 @@ static void transfer(int fd, uint8_t *buf, off_t off, off_t len, uint64_t chunk,
 {
 	while (len > 0) {
 		size_t n = (uint64_t)len < chunk ? (size_t)len : (size_t)chunk;
-		ssize_t r = wr ? pwrite(fd, buf + off, n, off) : pread(fd, buf + off, n, off);
+		ssize_t r =
+			wr ? pwrite(fd, buf + off, n, off) : pread(fd, buf + off, n, off);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -103,7 +104,8 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc < 3 || (!wr && strcmp(argv[1], "read")) || !chunk) {
-		fprintf(stderr, "usage: file-rate read FILE [CHUNK_KIB] | write FILE OUT [CHUNK_KIB]\n");
+		fprintf(stderr,
+			"usage: file-rate read FILE [CHUNK_KIB] | write FILE OUT [CHUNK_KIB]\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDONLY | O_CLOEXEC);

@@ -175,4 +175,16 @@ int experiment_check(const struct config *cfg);
 /* Writes and commits the output files at the end (or discards one whose writing failed). */
 int experiment_main(const struct config *cfg, struct env *env, struct outputs *o);
 
+/* ---- restore_cache.c: the memory file's page cache before each restore ---- */
+struct restore_cache {
+	uint64_t file_bytes;   /* the memory file's size */
+	uint64_t cached_bytes; /* of it in the page cache afterwards (mincore) */
+};
+/*
+ * Cold (warm 0): drop path's page cache (POSIX_FADV_DONTNEED); warm: read
+ * its data once. Then count what is cached. 0, or -errno with err set.
+ */
+int restore_cache_set(const char *path, int warm, struct restore_cache *out, char *err,
+		      size_t errlen);
+
 #endif /* MINIVMM_APP_H */

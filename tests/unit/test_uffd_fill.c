@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "machine.h"
+#include "app.h"
 
 #define RAM   (8ULL << 20)
 #define PAGE  4096ULL
@@ -220,4 +220,25 @@ void test_uffd_fill(void)
 		restore(shm, MINOR);
 		unlink(shm);
 	}
+}
+
+/* The memory file's page cache before a --compare restore: filled (warm), dropped (cold). */
+void test_restore_cache(void)
+{
+	struct restore_cache c;
+	char path[128], err[512];
+	int fd;
+
+	CHECK_EQ(make_file("/tmp", path, sizeof(path)), 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && fdatasync(fd) == 0); /* clean pages: DONTNEED drops them */
+	close(fd);
+	CHECK_EQ(restore_cache_set(path, 1, &c, err, sizeof(err)), 0);
+	CHECK_EQ(c.file_bytes, RAM);
+	CHECK(c.cached_bytes >= (PAGES - PAGES / 3) * PAGE); /* every data page */
+	CHECK_EQ(restore_cache_set(path, 0, &c, err, sizeof(err)), 0);
+	CHECK(c.cached_bytes < RAM / 4);
+	unlink(path);
+	CHECK(restore_cache_set(path, 0, &c, err, sizeof(err)) == -ENOENT);
+	CHECK_STR_CONTAINS(err, "No such file");
 }

@@ -195,8 +195,8 @@ int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_
 	const struct uffd_hooks h = { pg, handler_enter, handler_failed };
 	int r;
 
-	if (!pg)
-		return 0;
+	if (!pg || pg->started)
+		return 0; /* a restore mode started it already */
 	pg->vm = vm;
 	pg->sandbox = sandbox;
 	r = uffd_start(pg->uffd, &vm->ram, &h, err, errlen);
