@@ -33,6 +33,7 @@ enum fw_sys {
 	SYS_PHYS = 10,	 /* (len) -> direct-mapped never-used RAM, or -errno */
 	SYS_PARK = 11,	 /* (): this vCPU is done; the VM runs on */
 	SYS_MARK = 12,	 /* (mark, tsc): a phase of the run ended (MVM_MARK_*) */
+	SYS_SNAPSHOT = 13, /* (checksum, pass) -> MVM_SNAP_*: save the VM here */
 };
 
 #define FW_MAP_POPULATE 0x1 /* map and zero every page before returning */
@@ -58,6 +59,7 @@ struct fw_info {
 	int argc;
 	const char *const *argv;
 	int eager_touch;     /* --eager=touch: touch every page before the workload */
+	int snapshot;	     /* --snapshot: the VMM saves the VM when asked */
 	uint32_t numa_nodes; /* --numa: guest nodes (0: none given) */
 	const struct fw_numa_node *numa;
 	const char *numa_policy; /* "bind", "preferred", "first-touch"; "" without */

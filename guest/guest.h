@@ -63,6 +63,22 @@ struct opt {
 /* argv[1..] against opts: 0, or -1 once it printed what is wrong and the usage. */
 int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage);
 
+/*
+ * snapshot.c: a workload's snapshot point (--snapshot-after N: after N
+ * passes; with --snapshot and none given, before the first).
+ */
+#define SNAP_AFTER_NONE (~0ULL) /* --snapshot-after not given */
+/* *after from the option (or the boot info's --snapshot): 0, or -1 once it said what is wrong. */
+int snapshot_plan(const struct ctx *c, uint64_t *after, uint64_t iterations);
+/*
+ * vCPU 0, the others held: sign the pages a pass wrote, checksum them,
+ * ask for the snapshot. MVM_SNAP_* (MVM_SNAP_RESTORED: this is the restored guest).
+ */
+uint32_t snapshot_take(const struct ctx *c, volatile char *region, uint64_t bytes,
+		       uint64_t pass);
+/* At the workload's end: the checksum again, compared (a mismatch fails the guest). */
+void snapshot_check(const struct ctx *c);
+
 /* smp.c */
 struct barrier {
 	uint32_t count, gen;
@@ -127,6 +143,7 @@ struct workload {
 	const char *usage;
 	int (*main)(int argc, const char *const *argv, const struct fw_info *info);
 	int (*smp_main)(const struct ctx *c);
+	int snapshots; /* takes --snapshot-after: its own snapshot point */
 };
 int hello_main(int argc, const char *const *argv, const struct fw_info *info);
 int sweep_main(const struct ctx *c);

@@ -53,6 +53,8 @@ const struct run_end_row run_ends[] = {
 	  "the options or the image do not fit together" },
 	{ END_GUEST_USAGE, "guest-usage", EXIT_USAGE,
 	  "the guest exited with status 2 (MVM_EXIT_USAGE): its arguments are wrong" },
+	{ END_SNAPSHOT, "snapshot", EXIT_GUEST_OK,
+	  "--snapshot: the VM was saved where the guest asked, and the run ended there" },
 };
 _Static_assert(ARRAY_SIZE(run_ends) == END_COUNT, "one row per enum run_end, in order");
 

@@ -44,13 +44,17 @@ enum phase {
 	PHASE_VM_CREATED,
 	PHASE_RAM_MAPPED,
 	PHASE_VCPUS_CREATED,
+	PHASE_STATE_LOADED,  /* --restore: the snapshot's state set on the vCPUs */
+	PHASE_MEMORY_READY,  /* --restore: the restore mode made guest RAM ready */
 	PHASE_EAGER_DONE,
 	PHASE_GUEST_LOADED,
 	PHASE_GUEST_ENTRY,
+	PHASE_GUEST_RESUMED, /* --restore: the first vCPU's first KVM_RUN */
 	PHASE_FIRMWARE_READY,
 	PHASE_WORKLOAD_START,
 	PHASE_FIRST_USEFUL_WORK,
 	PHASE_WORKLOAD_END,
+	PHASE_SNAPSHOT_SAVED, /* --snapshot: the snapshot written */
 	PHASE_VM_EXIT,
 	PHASE_COUNT
 };
@@ -75,6 +79,8 @@ void timeline_mark(struct timeline *tl, enum phase p); /* a VMM phase ends now *
 void timeline_mark_at(struct timeline *tl, enum phase p, double t, int guest);
 /* On the first vCPU thread to its first KVM_RUN, just before it: anchor the guest's TSC. */
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
+/* The same, marking p (PHASE_GUEST_RESUMED for a restored guest). */
+void timeline_guest_entry_as(struct timeline *tl, int vcpu_fd, enum phase p);
 void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
 /* A guest TSC value on our clock (CLOCK_MONOTONIC s); 0 without an anchor. Once the vCPUs are joined. */
 double timeline_guest_time(const struct timeline *tl, uint64_t tsc);
