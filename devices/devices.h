@@ -104,7 +104,8 @@ union hc_records {
  */
 struct hc_call {
 	union hc_args a;
-	uint64_t gpa; /* where the guest's argument struct is (MVM_HC_SNAPSHOT writes its result) */
+	uint64_t
+		gpa; /* where the guest's argument struct is (MVM_HC_SNAPSHOT writes its result) */
 	struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* MVM_HC_ZERO */
 	union hc_records recs;			     /* MVM_HC_RECORDS */
 };

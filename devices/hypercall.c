@@ -250,7 +250,8 @@ static int check_snapshot(const struct guest_ram *ram, unsigned nvcpus, struct h
 			  char *err, size_t errlen)
 {
 	if (c->a.snapshot.vcpu >= nvcpus)
-		return violation(err, errlen, "snapshot asked by vCPU %u, the guest has %u",
+		return violation(err, errlen,
+				 "snapshot asked by vCPU %u, the guest has %u",
 				 c->a.snapshot.vcpu, nvcpus);
 	return 0;
 }

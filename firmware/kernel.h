@@ -114,7 +114,7 @@ struct boot {
 	uint32_t tsc_khz;
 	int eager_touch;
 	int snapshot; /* ABI 5: --snapshot wants one (minivmm,snapshot) */
-	int tdp; /* the VMM says the second level is EPT/NPT, not shadow paging */
+	int tdp;      /* the VMM says the second level is EPT/NPT, not shadow paging */
 	uint32_t numa_nodes; /* /numa: its nodes, checked (0: no /numa) */
 	struct fw_numa_node numa[MVM_NUMA_MAX_NODES];
 	char numa_policy[16];

@@ -168,7 +168,9 @@ static int setup(const struct ctx *c)
 	uint64_t bound, room, have, need;
 	struct mvm_rec_progress *buf = NULL;
 
-	run.o = (struct opts){ 0, 2, SEED_DEFAULT, 0, 0, PROGRESS_AUTO, 0, SNAP_AFTER_NONE };
+	run.o = (struct opts){
+		0, 2, SEED_DEFAULT, 0, 0, PROGRESS_AUTO, 0, SNAP_AFTER_NONE
+	};
 	if (parse_opts(c, opts, USAGE) ||
 	    snapshot_plan(c, &run.o.snap_after, run.o.iterations))
 		return -1;

@@ -63,9 +63,11 @@ uint32_t snapshot_take(const struct ctx *c, volatile char *region, uint64_t byte
 	if (snap.result == MVM_SNAP_RESTORED)
 		printf("%s: restored after pass %lu\n", c->argv[0], pass);
 	else if (snap.result == MVM_SNAP_TAKEN)
-		printf("%s: snapshot taken after pass %lu, running on\n", c->argv[0], pass);
+		printf("%s: snapshot taken after pass %lu, running on\n", c->argv[0],
+		       pass);
 	else if (snap.result == MVM_SNAP_REFUSED)
-		printf("%s: snapshot refused after pass %lu, running on\n", c->argv[0], pass);
+		printf("%s: snapshot refused after pass %lu, running on\n", c->argv[0],
+		       pass);
 	return snap.result;
 }
 

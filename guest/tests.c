@@ -120,7 +120,8 @@ static int exit_spin_main(const struct ctx *c)
 }
 
 /* Asks for a snapshot again and again: the VMM honours the first and bounds the rest. */
-static int snapshot_storm_main(int argc, const char *const *argv, const struct fw_info *info)
+static int snapshot_storm_main(int argc, const char *const *argv,
+			       const struct fw_info *info)
 {
 	struct ctx c = { .cpu = 0, .argc = argc, .argv = argv, .info = info };
 	uint64_t n = 0, taken = 0, refused = 0;

@@ -107,9 +107,9 @@
 #define MVM_FDT_TSC_KHZ	      "minivmm,tsc-khz"
 #define MVM_FDT_EAGER	      "minivmm,eager"
 #define MVM_FDT_EAGER_TOUCH   "touch"
-#define MVM_FDT_PAGING	      "minivmm,paging" /* how the second level is built: */
-#define MVM_FDT_PAGING_TDP    "tdp"	       /* EPT/NPT */
-#define MVM_FDT_PAGING_SHADOW "shadow"	       /* shadow paging (PVM, ept=0, npt=0) */
+#define MVM_FDT_PAGING	      "minivmm,paging"	 /* how the second level is built: */
+#define MVM_FDT_PAGING_TDP    "tdp"		 /* EPT/NPT */
+#define MVM_FDT_PAGING_SHADOW "shadow"		 /* shadow paging (PVM, ept=0, npt=0) */
 #define MVM_FDT_SNAPSHOT      "minivmm,snapshot" /* ABI 5: --snapshot wants one */
 #define MVM_FDT_NUMA	      "numa" /* ABI 3: --numa's nodes (a child of the root) */
 #define MVM_FDT_NUMA_POLICY   "minivmm,policy"
@@ -119,15 +119,15 @@
 #define MVM_NUMA_MAX_NODES    64
 
 /* Hypercall numbers (struct mvm_hc_hdr.nr); MVM_HC_LIST below names each one's struct. */
-#define MVM_HC_CONSOLE 1 /* struct mvm_hc_console */
-#define MVM_HC_EXIT    2 /* struct mvm_hc_exit: ends the VM */
-#define MVM_HC_ABORT   3 /* struct mvm_hc_abort: ends the VM, status 4 */
-#define MVM_HC_RECORDS 4 /* struct mvm_hc_records: batched results */
-#define MVM_HC_PARK    5 /* struct mvm_hc_hdr: this vCPU has no more work */
-#define MVM_HC_ZERO    6 /* struct mvm_hc_zero: zero runs of guest pages */
-#define MVM_HC_MARK    7 /* struct mvm_hc_mark: a phase of the run ended */
+#define MVM_HC_CONSOLE	1 /* struct mvm_hc_console */
+#define MVM_HC_EXIT	2 /* struct mvm_hc_exit: ends the VM */
+#define MVM_HC_ABORT	3 /* struct mvm_hc_abort: ends the VM, status 4 */
+#define MVM_HC_RECORDS	4 /* struct mvm_hc_records: batched results */
+#define MVM_HC_PARK	5 /* struct mvm_hc_hdr: this vCPU has no more work */
+#define MVM_HC_ZERO	6 /* struct mvm_hc_zero: zero runs of guest pages */
+#define MVM_HC_MARK	7 /* struct mvm_hc_mark: a phase of the run ended */
 #define MVM_HC_SNAPSHOT 8 /* struct mvm_hc_snapshot: save the VM here (ABI 5) */
-#define MVM_HC_COUNT   9
+#define MVM_HC_COUNT	9
 
 /* Guest phase marks (struct mvm_hc_mark.mark), in the order a run reaches them. */
 #define MVM_MARK_FIRMWARE_READY	   1 /* firmware booted, about to enter CPL3 */

@@ -67,7 +67,8 @@ static int fill(int fd, uint64_t size)
 			break;
 		}
 		for (off = d; !r && off < h;) {
-			size_t n = (uint64_t)(h - off) < WARM_CHUNK ? (size_t)(h - off) : WARM_CHUNK;
+			size_t n = (uint64_t)(h - off) < WARM_CHUNK ? (size_t)(h - off)
+								    : WARM_CHUNK;
 			ssize_t got = pread(fd, buf, n, off);
 
 			if (got < 0 && errno == EINTR)
@@ -104,8 +105,8 @@ int restore_cache_set(const char *path, int warm, struct restore_cache *out, cha
 	if (!r)
 		r = cached_bytes(fd, out->file_bytes, &out->cached_bytes);
 	if (r)
-		snprintf(err, errlen, "--restore-cache %s: %s: %s", warm ? "warm" : "cold",
-			 path, strerror(-r));
+		snprintf(err, errlen, "--restore-cache %s: %s: %s",
+			 warm ? "warm" : "cold", path, strerror(-r));
 	close(fd);
 	return r;
 }

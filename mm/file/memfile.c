@@ -36,7 +36,8 @@ static int all_zero(const uint8_t *p, uint64_t len)
 static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len)
 {
 	while (len) {
-		ssize_t n = pwrite(fd, src + off, len < IO_MAX ? len : IO_MAX, (off_t)off);
+		ssize_t n =
+			pwrite(fd, src + off, len < IO_MAX ? len : IO_MAX, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -128,7 +129,8 @@ int mm_memfile_extents(int fd, uint64_t size, struct gpa_range **out, size_t *n,
 		if (data < 0 || hole < 0) {
 			int e = -errno;
 
-			snprintf(err, errlen, "SEEK_DATA/SEEK_HOLE on the memory file: %s",
+			snprintf(err, errlen,
+				 "SEEK_DATA/SEEK_HOLE on the memory file: %s",
 				 strerror(-e));
 			free(x);
 			return e;
@@ -167,8 +169,8 @@ int mm_memfile_read(struct guest_ram *ram, int fd, const struct gpa_range *x, si
 			return -EINVAL;
 		}
 		while (left) {
-			ssize_t r = pread(fd, ram->hva + off, left < IO_MAX ? left : IO_MAX,
-					  (off_t)off);
+			ssize_t r = pread(fd, ram->hva + off,
+					  left < IO_MAX ? left : IO_MAX, (off_t)off);
 
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -196,7 +198,8 @@ int mm_memfile_map_private(struct guest_ram *ram, int fd, char *err, size_t errl
 	if (p == MAP_FAILED) {
 		int e = -errno;
 
-		snprintf(err, errlen, "mapping the memory file MAP_PRIVATE over guest RAM: %s",
+		snprintf(err, errlen,
+			 "mapping the memory file MAP_PRIVATE over guest RAM: %s",
 			 strerror(-e));
 		return e;
 	}

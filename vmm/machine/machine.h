@@ -88,7 +88,7 @@ enum run_end {
 	END_HOST_ERROR,	   /* an ioctl or allocation failed on the host */
 	END_USAGE,	   /* the options or the image do not fit together */
 	END_GUEST_USAGE,   /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
-	END_SNAPSHOT,	   /* --snapshot: saved where the guest asked, the run ends there */
+	END_SNAPSHOT, /* --snapshot: saved where the guest asked, the run ends there */
 	END_COUNT
 };
 
@@ -322,7 +322,8 @@ struct vcpu_state {
 	struct kvm_xcrs xcrs;
 	struct kvm_vcpu_events events;
 	struct kvm_lapic_state lapic;
-	struct kvm_msr_entry msrs[VCPU_MSRS_MAX]; /* those KVM_GET_MSR_INDEX_LIST lists that read */
+	struct kvm_msr_entry
+		msrs[VCPU_MSRS_MAX]; /* those KVM_GET_MSR_INDEX_LIST lists that read */
 };
 /* vCPU i's state (after vm_pause_settle). 0, or -errno with err set. */
 int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err,

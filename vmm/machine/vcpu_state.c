@@ -45,7 +45,8 @@ int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err
 
 	memset(s, 0, sizeof(*s));
 	s->index = i;
-	if (ioctl(fd, KVM_GET_REGS, &s->regs) < 0 || ioctl(fd, KVM_GET_SREGS, &s->sregs) < 0 ||
+	if (ioctl(fd, KVM_GET_REGS, &s->regs) < 0 ||
+	    ioctl(fd, KVM_GET_SREGS, &s->sregs) < 0 ||
 	    ioctl(fd, KVM_GET_FPU, &s->fpu) < 0) {
 		snprintf(err, errlen, "KVM: reading vCPU %u's registers: %s", i,
 			 strerror(errno));
@@ -95,13 +96,15 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 	}
 	if (!what && ioctl(fd, KVM_SET_REGS, &s->regs) < 0)
 		what = "KVM_SET_REGS";
-	if (!what && (s->have & VCPU_HAVE_XSAVE) && ioctl(fd, KVM_SET_XSAVE, &s->xsave) < 0)
+	if (!what && (s->have & VCPU_HAVE_XSAVE) &&
+	    ioctl(fd, KVM_SET_XSAVE, &s->xsave) < 0)
 		what = "KVM_SET_XSAVE";
 	if (!what && !(s->have & VCPU_HAVE_XSAVE) && ioctl(fd, KVM_SET_FPU, &s->fpu) < 0)
 		what = "KVM_SET_FPU";
 	if (!what && (s->have & VCPU_HAVE_XCRS) && ioctl(fd, KVM_SET_XCRS, &s->xcrs) < 0)
 		what = "KVM_SET_XCRS";
-	if (!what && (s->have & VCPU_HAVE_LAPIC) && ioctl(fd, KVM_SET_LAPIC, &s->lapic) < 0)
+	if (!what && (s->have & VCPU_HAVE_LAPIC) &&
+	    ioctl(fd, KVM_SET_LAPIC, &s->lapic) < 0)
 		what = "KVM_SET_LAPIC";
 	if (!what && (s->have & VCPU_HAVE_EVENTS) &&
 	    ioctl(fd, KVM_SET_VCPU_EVENTS, &s->events) < 0)

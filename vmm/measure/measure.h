@@ -44,8 +44,8 @@ enum phase {
 	PHASE_VM_CREATED,
 	PHASE_RAM_MAPPED,
 	PHASE_VCPUS_CREATED,
-	PHASE_STATE_LOADED,  /* --restore: the snapshot's state set on the vCPUs */
-	PHASE_MEMORY_READY,  /* --restore: the restore mode made guest RAM ready */
+	PHASE_STATE_LOADED, /* --restore: the snapshot's state set on the vCPUs */
+	PHASE_MEMORY_READY, /* --restore: the restore mode made guest RAM ready */
 	PHASE_EAGER_DONE,
 	PHASE_GUEST_LOADED,
 	PHASE_GUEST_ENTRY,

@@ -53,7 +53,8 @@ static void remove_stale(const char *dir, const char *base)
 		char *end, p[2 * MM_PATH_BYTES];
 		long pid;
 
-		if (strncmp(e->d_name, base, blen) || strncmp(e->d_name + blen, ".minivmm-", 9))
+		if (strncmp(e->d_name, base, blen) ||
+		    strncmp(e->d_name + blen, ".minivmm-", 9))
 			continue;
 		pid = strtol(e->d_name + blen + 9, &end, 10);
 		if (end == e->d_name + blen + 9 || strcmp(end, ".tmp") || pid <= 0 ||
@@ -76,11 +77,13 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	split(path, dir, base, sizeof(dir));
 	if (!lstat(path, &st)) {
-		snprintf(err, errlen, "--snapshot %s: it exists; remove it, or name another", path);
+		snprintf(err, errlen,
+			 "--snapshot %s: it exists; remove it, or name another", path);
 		return -EEXIST;
 	}
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "--snapshot %s: no directory %s to write it in", path, dir);
+		snprintf(err, errlen, "--snapshot %s: no directory %s to write it in",
+			 path, dir);
 		return -ENOENT;
 	}
 	remove_stale(dir, base);
@@ -106,8 +109,8 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 				   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (d->mem_fd < 0) {
 		e = -errno;
-		snprintf(err, errlen, "--snapshot %s: cannot create its files in %s: %s", path,
-			 d->tmp, strerror(-e));
+		snprintf(err, errlen, "--snapshot %s: cannot create its files in %s: %s",
+			 path, d->tmp, strerror(-e));
 		snap_dir_discard(d);
 		return e;
 	}
@@ -135,7 +138,8 @@ int snap_dir_commit(struct snap_dir *d, const struct snap_buf *state, char *err,
 	if (!e && rename(d->tmp, d->path))
 		e = -errno;
 	if (e) {
-		snprintf(err, errlen, "--snapshot %s: writing it: %s", d->path, strerror(-e));
+		snprintf(err, errlen, "--snapshot %s: writing it: %s", d->path,
+			 strerror(-e));
 		snap_dir_discard(d);
 		return e;
 	}
@@ -170,7 +174,8 @@ static int read_state(struct snapshot *s, int fd, char *err, size_t errlen)
 	if (fstat(fd, &st))
 		return -errno;
 	if ((uint64_t)st.st_size > STATE_MAX_BYTES) {
-		snprintf(err, errlen, "--restore %s: its state file is %lld bytes (at most %llu)",
+		snprintf(err, errlen,
+			 "--restore %s: its state file is %lld bytes (at most %llu)",
 			 s->dir, (long long)st.st_size, STATE_MAX_BYTES);
 		return -EINVAL;
 	}
@@ -208,38 +213,43 @@ int snapshot_load(const char *dir, struct snapshot *s, char *err, size_t errlen)
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		e = -errno;
-		snprintf(err, errlen, "--restore %s: the snapshot has no state file (%s: %s)",
-			 dir, p, strerror(-e));
+		snprintf(err, errlen,
+			 "--restore %s: the snapshot has no state file (%s: %s)", dir, p,
+			 strerror(-e));
 		return e == -ENOENT ? -ENOENT : e;
 	}
 	e = read_state(s, fd, err, errlen);
 	close(fd);
 	if (e) {
 		if (!err[0])
-			snprintf(err, errlen, "--restore %s: reading its state file: %s", dir,
-				 strerror(-e));
+			snprintf(err, errlen, "--restore %s: reading its state file: %s",
+				 dir, strerror(-e));
 		return e;
 	}
 	e = snap_parse(s->state, s->state_len, &s->v, why, sizeof(why));
 	if (e) {
-		snprintf(err, errlen, "--restore %s: %s", dir, e == -ENOMEM ? "out of memory" : why);
+		snprintf(err, errlen, "--restore %s: %s", dir,
+			 e == -ENOMEM ? "out of memory" : why);
 		return e;
 	}
 	snprintf(p, sizeof(p), "%s/" SNAP_MEMORY_FILE, dir);
 	s->mem_fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (s->mem_fd < 0 || fstat(s->mem_fd, &st)) {
 		e = -errno;
-		snprintf(err, errlen, "--restore %s: the snapshot has no memory file (%s: %s)",
-			 dir, p, strerror(-e));
+		snprintf(err, errlen,
+			 "--restore %s: the snapshot has no memory file (%s: %s)", dir, p,
+			 strerror(-e));
 		return e == -ENOENT ? -ENOENT : e;
 	}
 	s->mem_bytes = (uint64_t)st.st_size;
 	if (s->mem_bytes != s->v.hdr->ram_bytes) {
-		snprintf(err, errlen,
-			 "--restore %s: the memory file is %llu bytes, the guest's RAM %llu: %s",
-			 dir, (unsigned long long)s->mem_bytes,
-			 (unsigned long long)s->v.hdr->ram_bytes,
-			 s->mem_bytes < s->v.hdr->ram_bytes ? "truncated" : "not this snapshot's");
+		snprintf(
+			err, errlen,
+			"--restore %s: the memory file is %llu bytes, the guest's RAM %llu: %s",
+			dir, (unsigned long long)s->mem_bytes,
+			(unsigned long long)s->v.hdr->ram_bytes,
+			s->mem_bytes < s->v.hdr->ram_bytes ? "truncated"
+							   : "not this snapshot's");
 		return -EINVAL;
 	}
 	a = s->v.cfg->args;

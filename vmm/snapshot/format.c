@@ -122,35 +122,44 @@ static int check_header(const struct snap_header *h, size_t len, char *err, size
 	char magic[sizeof(h->magic)] = SNAP_MAGIC;
 
 	if (memcmp(h->magic, magic, sizeof(magic)))
-		return bad(err, errlen, "not a minivmm snapshot (the state file's magic is wrong)");
+		return bad(err, errlen,
+			   "not a minivmm snapshot (the state file's magic is wrong)");
 	if (h->format_version != SNAP_FORMAT_VERSION)
 		return bad(err, errlen,
 			   "snapshot format version %u; this minivmm reads version %d",
 			   h->format_version, SNAP_FORMAT_VERSION);
 	if (h->abi_version < SNAP_MIN_ABI || h->abi_version > MVM_ABI_VERSION)
-		return bad(err, errlen,
-			   "snapshot of a guest built for ABI %u; this minivmm restores guests of ABI %d to %d",
-			   h->abi_version, SNAP_MIN_ABI, MVM_ABI_VERSION);
+		return bad(
+			err, errlen,
+			"snapshot of a guest built for ABI %u; this minivmm restores guests of ABI %d to %d",
+			h->abi_version, SNAP_MIN_ABI, MVM_ABI_VERSION);
 	if (h->vcpu_state_bytes != sizeof(struct vcpu_state))
-		return bad(err, errlen,
-			   "snapshot written by a minivmm whose vCPU state is %u bytes (this one's is %zu): restore it with the minivmm that wrote it",
-			   h->vcpu_state_bytes, sizeof(struct vcpu_state));
+		return bad(
+			err, errlen,
+			"snapshot written by a minivmm whose vCPU state is %u bytes (this one's is %zu): restore it with the minivmm that wrote it",
+			h->vcpu_state_bytes, sizeof(struct vcpu_state));
 	if (h->body_bytes != len - sizeof(*h))
-		return bad(err, errlen,
-			   "the snapshot's state file is truncated or padded: its header says %llu bytes follow it, %zu do",
-			   (unsigned long long)h->body_bytes, len - sizeof(*h));
-	if (snap_checksum((const uint8_t *)h + sizeof(*h), len - sizeof(*h)) != h->checksum)
-		return bad(err, errlen,
-			   "the snapshot's state file is corrupt: its checksum does not match its header's");
+		return bad(
+			err, errlen,
+			"the snapshot's state file is truncated or padded: its header says %llu bytes follow it, %zu do",
+			(unsigned long long)h->body_bytes, len - sizeof(*h));
+	if (snap_checksum((const uint8_t *)h + sizeof(*h), len - sizeof(*h)) !=
+	    h->checksum)
+		return bad(
+			err, errlen,
+			"the snapshot's state file is corrupt: its checksum does not match its header's");
 	if (!h->nvcpus || h->nvcpus > SNAP_VCPUS_MAX)
 		return bad(err, errlen, "snapshot of %u vCPUs (1 to %d)", h->nvcpus,
 			   SNAP_VCPUS_MAX);
 	if (!h->ram_bytes || h->ram_bytes % MVM_RAM_ALIGN_BYTES || !h->page_bytes ||
 	    h->ram_bytes % h->page_bytes)
-		return bad(err, errlen, "snapshot of %llu bytes of RAM in %llu-byte pages",
-			   (unsigned long long)h->ram_bytes, (unsigned long long)h->page_bytes);
+		return bad(err, errlen,
+			   "snapshot of %llu bytes of RAM in %llu-byte pages",
+			   (unsigned long long)h->ram_bytes,
+			   (unsigned long long)h->page_bytes);
 	if (!memchr(h->backing, '\0', sizeof(h->backing)))
-		return bad(err, errlen, "snapshot header: the backing's name is not terminated");
+		return bad(err, errlen,
+			   "snapshot header: the backing's name is not terminated");
 	return 0;
 }
 
@@ -167,21 +176,27 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 	switch (s->type) {
 	case SNAP_SEC_CONFIG:
 		if (v->cfg || s->bytes != sizeof(*v->cfg))
-			return bad(err, errlen, "snapshot: a second or misshapen config section");
+			return bad(err, errlen,
+				   "snapshot: a second or misshapen config section");
 		v->cfg = (const void *)p;
 		return 0;
 	case SNAP_SEC_VCPU:
 		if (s->bytes != sizeof(struct vcpu_state) || nv == h->nvcpus ||
 		    ((const struct vcpu_state *)p)->index != nv ||
 		    ((const struct vcpu_state *)p)->nmsrs > VCPU_MSRS_MAX)
-			return bad(err, errlen, "snapshot: vCPU section %u is misshapen or out of order", nv);
+			return bad(
+				err, errlen,
+				"snapshot: vCPU section %u is misshapen or out of order",
+				nv);
 		v->vcpu[nv] = (const void *)p;
 		return 0;
 	case SNAP_SEC_RECORDS:
 		if (s->bytes < sizeof(*r) || !snap_record_size(r->kind) ||
 		    r->count > MVM_RECORDS_MAX ||
-		    s->bytes != sizeof(*r) + (uint64_t)r->count * snap_record_size(r->kind))
-			return bad(err, errlen, "snapshot: record batch %zu is misshapen", v->nbatches);
+		    s->bytes !=
+			    sizeof(*r) + (uint64_t)r->count * snap_record_size(r->kind))
+			return bad(err, errlen, "snapshot: record batch %zu is misshapen",
+				   v->nbatches);
 		if (v->nbatches == SNAP_RECORD_BATCHES_MAX)
 			return bad(err, errlen, "snapshot: more than %d record batches",
 				   SNAP_RECORD_BATCHES_MAX);
@@ -194,11 +209,13 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 			v->batches = b;
 			*cap = c;
 		}
-		v->batches[v->nbatches++] = (struct snap_batch){ r->kind, r->count, r + 1 };
+		v->batches[v->nbatches++] =
+			(struct snap_batch){ r->kind, r->count, r + 1 };
 		return 0;
 	case SNAP_SEC_CONSOLE:
 		if (v->console || s->bytes > SNAP_CONSOLE_BYTES)
-			return bad(err, errlen, "snapshot: a second or oversized console section");
+			return bad(err, errlen,
+				   "snapshot: a second or oversized console section");
 		v->console = p;
 		v->console_len = s->bytes;
 		return 0;
@@ -218,7 +235,9 @@ static int check_config(const struct snap_view *v, char *err, size_t errlen)
 		return bad(err, errlen, "snapshot: %u vCPUs in the header, fewer saved",
 			   v->hdr->nvcpus);
 	if (c->mem_bytes != v->hdr->ram_bytes || c->vcpus != v->hdr->nvcpus)
-		return bad(err, errlen, "snapshot: the config and the header disagree on RAM or vCPUs");
+		return bad(
+			err, errlen,
+			"snapshot: the config and the header disagree on RAM or vCPUs");
 	if (c->args_bytes > sizeof(c->args) || c->guest_argc > MVM_MAX_GUEST_ARGS ||
 	    (c->args_bytes && c->args[c->args_bytes - 1]) ||
 	    !memchr(c->image, '\0', sizeof(c->image)))
@@ -226,9 +245,13 @@ static int check_config(const struct snap_view *v, char *err, size_t errlen)
 	for (uint32_t i = 0; i < c->args_bytes; i++)
 		n += c->args[i] == '\0';
 	if (n != c->guest_argc)
-		return bad(err, errlen, "snapshot: %u guest arguments said, %u there", c->guest_argc, n);
-	if (c->result_gpa > c->mem_bytes - sizeof(uint32_t) || c->snapshot_vcpu >= c->vcpus)
-		return bad(err, errlen, "snapshot: the guest's snapshot call lies outside its RAM or vCPUs");
+		return bad(err, errlen, "snapshot: %u guest arguments said, %u there",
+			   c->guest_argc, n);
+	if (c->result_gpa > c->mem_bytes - sizeof(uint32_t) ||
+	    c->snapshot_vcpu >= c->vcpus)
+		return bad(
+			err, errlen,
+			"snapshot: the guest's snapshot call lies outside its RAM or vCPUs");
 	return 0;
 }
 
@@ -240,20 +263,24 @@ int snap_parse(const uint8_t *buf, size_t len, struct snap_view *v, char *err,
 
 	memset(v, 0, sizeof(*v));
 	if (len < sizeof(struct snap_header))
-		return bad(err, errlen,
-			   "the snapshot's state file is truncated: %zu bytes, its header alone is %zu",
-			   len, sizeof(struct snap_header));
+		return bad(
+			err, errlen,
+			"the snapshot's state file is truncated: %zu bytes, its header alone is %zu",
+			len, sizeof(struct snap_header));
 	v->hdr = (const void *)buf;
 	e = check_header(v->hdr, len, err, errlen);
 	while (!e && at < len) {
 		struct snap_section s;
 
 		if (len - at < sizeof(s))
-			return bad(err, errlen, "snapshot: a section header runs past the end");
+			return bad(err, errlen,
+				   "snapshot: a section header runs past the end");
 		memcpy(&s, buf + at, sizeof(s));
 		at += sizeof(s);
 		if (s.bytes > len - at || aligned(s.bytes) > len - at)
-			e = bad(err, errlen, "snapshot: section %u runs past the end of the file", s.type);
+			e = bad(err, errlen,
+				"snapshot: section %u runs past the end of the file",
+				s.type);
 		else
 			e = take(v, &s, buf + at, &cap, err, errlen);
 		at += aligned(s.bytes);

@@ -14,8 +14,8 @@
 
 int restore_copy(struct restore_ctx *ctx)
 {
-	return mm_memfile_read(ctx->ram, ctx->mem_fd, ctx->extents, ctx->nextents, ctx->err,
-			       ctx->errlen);
+	return mm_memfile_read(ctx->ram, ctx->mem_fd, ctx->extents, ctx->nextents,
+			       ctx->err, ctx->errlen);
 }
 
 int restore_private(struct restore_ctx *ctx)
@@ -43,6 +43,46 @@ const struct restore_mode restore_modes[] = {
 	  0,
 	  NULL,
 	  restore_private,
+	  NULL,
+	  NULL },
+	{ "populate",
+	  { "private, then MADV_POPULATE_WRITE and, where KVM has it,",
+	    "KVM_PRE_FAULT_MEMORY, before resuming" },
+	  RESTORE_NEEDS_POPULATE,
+	  NULL,
+	  restore_populate,
+	  NULL,
+	  NULL },
+	{ "uffd",
+	  { "fresh RAM; each first touch copied from the file by",
+	    "minivmm's userfaultfd handlers (Firecracker's Uffd)" },
+	  RESTORE_NEEDS_UFFD,
+	  NULL,
+	  restore_uffd,
+	  NULL,
+	  NULL },
+	{ "background",
+	  { "uffd, and a thread copying the rest in 1 MiB reads while",
+	    "the guest runs (cloud-hypervisor #8150)" },
+	  RESTORE_NEEDS_UFFD,
+	  NULL,
+	  restore_uffd,
+	  restore_background_resumed,
+	  NULL },
+	{ "replay",
+	  { "uffd, the working set recorded by an earlier replay fetched",
+	    "first in 1 MiB reads (REAP); the first replay records it" },
+	  RESTORE_NEEDS_UFFD,
+	  NULL,
+	  restore_replay,
+	  NULL,
+	  restore_replay_finish },
+	{ "minor",
+	  { "the file on tmpfs/hugetlbfs mapped private, first touches",
+	    "as minor faults mapped by UFFDIO_CONTINUE (FaaSnap)" },
+	  RESTORE_NEEDS_UFFD_MINOR | RESTORE_NEEDS_SHMEM_FILE,
+	  NULL,
+	  restore_minor,
 	  NULL,
 	  NULL },
 };
@@ -99,22 +139,26 @@ int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err
 {
 	int e;
 
-	if ((m->needs & (RESTORE_NEEDS_UFFD | RESTORE_NEEDS_UFFD_MINOR)) && (e = uffd_here())) {
-		snprintf(err, errlen,
-			 "--restore-mode %s needs userfaultfd, which this process cannot open here: %s",
-			 m->name, strerror(-e));
+	if ((m->needs & (RESTORE_NEEDS_UFFD | RESTORE_NEEDS_UFFD_MINOR)) &&
+	    (e = uffd_here())) {
+		snprintf(
+			err, errlen,
+			"--restore-mode %s needs userfaultfd, which this process cannot open here: %s",
+			m->name, strerror(-e));
 		return -EOPNOTSUPP;
 	}
 	if ((m->needs & RESTORE_NEEDS_POPULATE) && (e = populate_here())) {
-		snprintf(err, errlen,
-			 "--restore-mode %s needs MADV_POPULATE_WRITE (Linux 5.14), which this kernel refuses: %s",
-			 m->name, strerror(-e));
+		snprintf(
+			err, errlen,
+			"--restore-mode %s needs MADV_POPULATE_WRITE (Linux 5.14), which this kernel refuses: %s",
+			m->name, strerror(-e));
 		return -EOPNOTSUPP;
 	}
 	if ((m->needs & RESTORE_NEEDS_SHMEM_FILE) && shmem_file(dir)) {
-		snprintf(err, errlen,
-			 "--restore-mode %s maps the memory file shared: it must be on tmpfs or hugetlbfs (copy the snapshot there)",
-			 m->name);
+		snprintf(
+			err, errlen,
+			"--restore-mode %s maps the memory file shared: it must be on tmpfs or hugetlbfs (copy the snapshot there)",
+			m->name);
 		return -EOPNOTSUPP;
 	}
 	return m->check ? m->check(dir, err, errlen) : 0;

@@ -26,12 +26,13 @@
 #define SNAP_MEMORY_FILE "memory"
 
 /* ---- format.c: the state file, built in memory and parsed from it (pure) ---- */
-#define SNAP_MAGIC	    "MVMSNAP" /* NUL-padded to 8 */
-#define SNAP_FORMAT_VERSION 1
-#define SNAP_MIN_ABI	    5	 /* images older than the snapshot hypercall never ask */
-#define SNAP_VCPUS_MAX	    1024 /* vCPUs a state file may hold */
+#define SNAP_MAGIC		"MVMSNAP" /* NUL-padded to 8 */
+#define SNAP_FORMAT_VERSION	1
+#define SNAP_MIN_ABI		5 /* images older than the snapshot hypercall never ask */
+#define SNAP_VCPUS_MAX		1024 /* vCPUs a state file may hold */
 #define SNAP_RECORD_BATCHES_MAX 8192
-#define SNAP_CONSOLE_BYTES  4096 /* the console's last output, for the restored run's report */
+#define SNAP_CONSOLE_BYTES \
+	4096 /* the console's last output, for the restored run's report */
 
 struct snap_header {
 	char magic[8];
@@ -48,10 +49,12 @@ struct snap_header {
 
 /* Sections of the body, each a struct snap_section then its bytes, 8-aligned. */
 enum snap_section_type {
-	SNAP_SEC_CONFIG = 1,  /* struct snap_config, once, first */
-	SNAP_SEC_VCPU = 2,    /* struct vcpu_state, nvcpus of them, in index order */
-	SNAP_SEC_RECORDS = 3, /* struct snap_records then its records: one batch the guest sent */
-	SNAP_SEC_CONSOLE = 4, /* the console's last bytes (at most SNAP_CONSOLE_BYTES), optional */
+	SNAP_SEC_CONFIG = 1, /* struct snap_config, once, first */
+	SNAP_SEC_VCPU = 2,   /* struct vcpu_state, nvcpus of them, in index order */
+	SNAP_SEC_RECORDS =
+		3, /* struct snap_records then its records: one batch the guest sent */
+	SNAP_SEC_CONSOLE =
+		4, /* the console's last bytes (at most SNAP_CONSOLE_BYTES), optional */
 	SNAP_SEC_COUNT
 };
 struct snap_section {
@@ -66,15 +69,15 @@ struct snap_config {
 	uint32_t vcpus;
 	uint32_t tsc_khz;
 	uint32_t guest_argc;
-	uint32_t args_bytes;		  /* of args, NULs included */
-	char args[MVM_GUEST_ARGS_BYTES];  /* the guest's arguments, each NUL-terminated */
-	char image[256];		  /* the image's path when saved */
-	uint64_t result_gpa;		  /* the guest's MVM_HC_SNAPSHOT result word */
-	uint64_t guest_checksum;	  /* what the guest sent */
-	uint64_t guest_pass;		  /* passes done before it */
-	uint32_t snapshot_vcpu;		  /* who asked */
+	uint32_t args_bytes;		 /* of args, NULs included */
+	char args[MVM_GUEST_ARGS_BYTES]; /* the guest's arguments, each NUL-terminated */
+	char image[256];		 /* the image's path when saved */
+	uint64_t result_gpa;		 /* the guest's MVM_HC_SNAPSHOT result word */
+	uint64_t guest_checksum;	 /* what the guest sent */
+	uint64_t guest_pass;		 /* passes done before it */
+	uint32_t snapshot_vcpu;		 /* who asked */
 	uint32_t pad;
-	uint64_t console_bytes;		  /* written before the snapshot */
+	uint64_t console_bytes; /* written before the snapshot */
 };
 struct snap_records {
 	uint32_t kind; /* enum mvm_rec_kind */
@@ -106,7 +109,7 @@ struct snap_view {
 	struct snap_batch {
 		uint32_t kind, count;
 		const void *recs;
-	} *batches; /* malloc'ed: snap_view_free */
+	} * batches; /* malloc'ed: snap_view_free */
 };
 /*
  * Check and index a whole state file (buf, len; buf 8-aligned). 0, or
@@ -118,7 +121,7 @@ int snap_parse(const uint8_t *buf, size_t len, struct snap_view *v, char *err,
 	       size_t errlen);
 void snap_view_free(struct snap_view *v);
 uint64_t snap_checksum(const void *p, size_t len); /* FNV-1a 64 */
-uint32_t snap_record_size(uint32_t kind); /* 0 for an unknown kind */
+uint32_t snap_record_size(uint32_t kind);	   /* 0 for an unknown kind */
 
 /* ---- dir.c: the snapshot directory, written whole or not at all ---- */
 struct snap_dir {
@@ -145,7 +148,7 @@ struct snapshot {
 	size_t state_len;
 	struct snap_view v;
 	int mem_fd;
-	uint64_t mem_bytes; /* the memory file's size */
+	uint64_t mem_bytes;			  /* the memory file's size */
 	const char *argv[MVM_MAX_GUEST_ARGS + 1]; /* the guest's arguments, into state */
 	int argc;
 };
@@ -169,31 +172,35 @@ void snapshot_free(struct snapshot *s);
 struct restore_ctx {
 	struct vm *vm; /* its vCPUs exist and hold their saved state; none runs yet */
 	struct guest_ram *ram;
-	int mem_fd;	     /* the memory file, O_RDONLY; the mode may dup it */
-	const char *dir;     /* the snapshot directory (replay keeps its recording here) */
+	int mem_fd;	 /* the memory file, O_RDONLY; the mode may dup it */
+	const char *dir; /* the snapshot directory (replay keeps its recording here) */
 	uint64_t file_bytes; /* the memory file's size (== ram->size) */
 	const struct gpa_range *extents;
 	size_t nextents;
-	uint64_t data_bytes;	 /* sum of the extents */
-	struct timeline *tl;	 /* a mode may mark its own phases (PHASE_MEMORY_*) */
-	int sandbox;		 /* threads a mode starts enter their sandbox */
-	void *priv;		 /* the mode's own state, from prepare to finish */
-	char *err;		 /* where a mode says what went wrong */
+	uint64_t data_bytes;	     /* sum of the extents */
+	struct timeline *tl;	     /* a mode may mark its own phases (PHASE_MEMORY_*) */
+	int sandbox;		     /* threads a mode starts enter their sandbox */
+	void *priv;		     /* the mode's own state, from prepare to finish */
+	const struct vm_config *cfg; /* the run's (the snapshot's RAM, vCPUs, backing) */
+	struct paging *
+		*paging; /* the run's pager slot: a uffd mode fills it in prepare */
+	int quiet;	 /* -q: a mode prints nothing of its own */
+	char *err;	 /* where a mode says what went wrong */
 	size_t errlen;
 };
 
 /* What a mode needs of the platform, checked before anything runs (exit 3 if absent). */
 enum restore_need {
-	RESTORE_NEEDS_UFFD = 1u << 0,	     /* userfaultfd, MISSING mode */
-	RESTORE_NEEDS_UFFD_MINOR = 1u << 1,  /* userfaultfd MINOR mode (UFFDIO_CONTINUE) */
-	RESTORE_NEEDS_SHMEM_FILE = 1u << 2,  /* the memory file on tmpfs or hugetlbfs */
-	RESTORE_NEEDS_POPULATE = 1u << 3,    /* MADV_POPULATE_WRITE */
+	RESTORE_NEEDS_UFFD = 1u << 0,	    /* userfaultfd, MISSING mode */
+	RESTORE_NEEDS_UFFD_MINOR = 1u << 1, /* userfaultfd MINOR mode (UFFDIO_CONTINUE) */
+	RESTORE_NEEDS_SHMEM_FILE = 1u << 2, /* the memory file on tmpfs or hugetlbfs */
+	RESTORE_NEEDS_POPULATE = 1u << 3,   /* MADV_POPULATE_WRITE */
 };
 
 struct restore_mode {
 	const char *name;
-	const char *help[2];   /* --help lines (the second may be NULL) */
-	unsigned needs;	       /* enum restore_need bits */
+	const char *help[2]; /* --help lines (the second may be NULL) */
+	unsigned needs;	     /* enum restore_need bits */
 	/*
 	 * Optional, before anything runs (with the snapshot's header read):
 	 * can this mode restore it here? 0; -EOPNOTSUPP (exit 3) or -EINVAL
@@ -226,5 +233,18 @@ int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err
 /* The modes built here (modes.c); others live beside their mechanism. */
 int restore_copy(struct restore_ctx *ctx);    /* read every extent into RAM */
 int restore_private(struct restore_ctx *ctx); /* map the file MAP_PRIVATE over RAM */
+
+/*
+ * restore_lazy.c: the modes minivmm's userfaultfd handlers page from the
+ * memory file (mm/paging/uffd_fill.c), and populate. replay keeps its
+ * recording in the snapshot directory as SNAP_TOUCH_FILE.
+ */
+#define SNAP_TOUCH_FILE "touch-order"
+int restore_uffd(struct restore_ctx *ctx); /* each first touch from the file */
+int restore_background_resumed(struct restore_ctx *ctx); /* fillers beside the guest */
+int restore_replay(struct restore_ctx *ctx); /* the recorded working set first */
+void restore_replay_finish(struct restore_ctx *ctx);
+int restore_minor(struct restore_ctx *ctx);    /* private + MINOR faults (tmpfs) */
+int restore_populate(struct restore_ctx *ctx); /* private + populate (+ prefault) */
 
 #endif /* MINIVMM_SNAPSHOT_H */
