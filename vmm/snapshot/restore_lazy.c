@@ -37,7 +37,9 @@ int restore_uffd(struct restore_ctx *ctx)
 /* background: the fillers start once the vCPUs run, from address 0 up, racing their faults. */
 int restore_background_resumed(struct restore_ctx *ctx)
 {
-	const struct uffd_fill_plan plan = { .rest = 1, .threads = 1, .chunk_bytes = FILL_CHUNK };
+	const struct uffd_fill_plan plan = { .rest = 1,
+					     .threads = 1,
+					     .chunk_bytes = FILL_CHUNK };
 
 	return paging_fill(*ctx->paging, &plan, 0, ctx->err, ctx->errlen);
 }
@@ -97,11 +99,11 @@ void restore_replay_finish(struct restore_ctx *ctx)
 	ctx->priv = NULL;
 }
 
-/* minor: the file mapped private (the private mode's mapping), first touches as minor faults. */
+/* minor: the file mapped private (as the private mode maps it), first touches as minor faults. */
 int restore_minor(struct restore_ctx *ctx)
 {
 	struct paging *pg;
-	int r = restore_private(ctx);
+	int r = mm_memfile_map_private(ctx->ram, ctx->mem_fd, ctx->err, ctx->errlen);
 
 	return r ? r : start_pager(ctx, 1, NULL, &pg);
 }
@@ -118,21 +120,23 @@ int restore_populate(struct restore_ctx *ctx)
 	const struct platform *plat = vm_platform(ctx->vm);
 	struct prefault_stats st = { 0 };
 	struct guest_ram *ram = ctx->ram;
-	int fell_back = 0, r = restore_private(ctx);
+	int fell_back = 0,
+	    r = mm_memfile_map_private(ram, ctx->mem_fd, ctx->err, ctx->errlen);
 	double t0 = now_s(), t1;
 
 	if (r)
 		return r;
 	r = mm_populate_range(ram->hva, ram->size, ram->backend->page_bytes, &fell_back);
 	if (r) {
-		snprintf(ctx->err, ctx->errlen, "--restore-mode populate: MADV_POPULATE_WRITE: %s",
+		snprintf(ctx->err, ctx->errlen,
+			 "--restore-mode populate: MADV_POPULATE_WRITE: %s",
 			 strerror(-r));
 		return r;
 	}
 	t1 = now_s();
 	if (plat->pre_fault) {
-		r = mm_prefault_range(vm_vcpu_fd(ctx->vm, 0), 0, ram->size, mm_prefault_ioctl,
-				      &st);
+		r = mm_prefault_range(vm_vcpu_fd(ctx->vm, 0), 0, ram->size,
+				      mm_prefault_ioctl, &st);
 		if (r) {
 			snprintf(ctx->err, ctx->errlen,
 				 "--restore-mode populate: KVM_PRE_FAULT_MEMORY: %s",
