@@ -78,12 +78,12 @@ void snapshot_check(const struct ctx *c)
 	if (snap.result != MVM_SNAP_RESTORED && snap.result != MVM_SNAP_TAKEN)
 		return;
 	after = checksum(snap.region, snap.bytes);
-	printf("%s: memory checksum %#lx before the snapshot, %#lx %s: %s\n", c->argv[0],
+	printf("%s: memory checksum 0x%lx before the snapshot, 0x%lx %s: %s\n", c->argv[0],
 	       snap.before, after,
 	       snap.result == MVM_SNAP_RESTORED ? "after the restore" : "running on",
 	       after == snap.before ? "match" : "MISMATCH");
 	if (after != snap.before)
-		FAIL("memory checksum %#lx after the %s differs from %#lx before the snapshot",
+		FAIL("memory checksum 0x%lx after the %s differs from 0x%lx before the snapshot",
 		     after, snap.result == MVM_SNAP_RESTORED ? "restore" : "snapshot",
 		     snap.before);
 }

@@ -86,6 +86,15 @@ int snap_buf_section(struct snap_buf *b, uint32_t type, const void *a, size_t al
 	return 0;
 }
 
+int snap_buf_reserve_copy(struct snap_buf *b, const void *p, size_t len)
+{
+	if (reserve(b, len))
+		return -ENOMEM;
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+	return 0;
+}
+
 void snap_buf_finish(struct snap_buf *b, const struct snap_header *h)
 {
 	struct snap_header out = *h;

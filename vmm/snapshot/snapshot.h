@@ -94,6 +94,8 @@ int snap_buf_init(struct snap_buf *b);
 /* Append a section. 0 or -ENOMEM. */
 int snap_buf_section(struct snap_buf *b, uint32_t type, const void *a, size_t alen,
 		     const void *c, size_t clen);
+/* Append len bytes as they are (sections built elsewhere). 0 or -ENOMEM. */
+int snap_buf_reserve_copy(struct snap_buf *b, const void *p, size_t len);
 /* Fill the header (its sizes and checksum over the body). */
 void snap_buf_finish(struct snap_buf *b, const struct snap_header *h);
 void snap_buf_free(struct snap_buf *b);
@@ -159,6 +161,65 @@ struct snapshot {
  */
 int snapshot_load(const char *dir, struct snapshot *s, char *err, size_t errlen);
 void snapshot_free(struct snapshot *s);
+
+/* ---- save.c: what the run keeps for a snapshot, and the saving ---- */
+/* The record batches the guest sent so far, as it sent them (bounded by the ABI's limits). */
+struct snap_log;
+struct snap_log *snap_log_create(void); /* NULL: ENOMEM */
+/* Keep a copy of one checked batch. 0 or -ENOMEM (the snapshot then fails, saying so). */
+int snap_log_add(struct snap_log *l, uint32_t kind, const void *recs, uint32_t n);
+void snap_log_free(struct snap_log *l);
+
+/* What the saved run says of itself. */
+struct snap_save_in {
+	const struct snap_log *log;
+	struct console *console;
+	const struct mvm_hc_snapshot *req; /* the guest's call */
+	uint64_t result_gpa;
+	const char *backing;
+	uint64_t page_bytes;
+	int guest_argc;
+	char *const *guest_argv;
+	const char *image;
+};
+/* What the snapshot cost, for the report and the results. */
+struct snapshot_facts {
+	int taken;	     /* written and renamed into place */
+	const char *path;    /* the directory */
+	double seconds;	     /* from the pause to the rename */
+	double memory_s;     /* of which the memory file */
+	uint64_t ram_bytes;  /* guest RAM */
+	uint64_t resident_bytes, data_bytes, extents; /* the memory file's */
+	uint64_t state_bytes;
+	uint32_t vcpu;	     /* who asked */
+	uint64_t pass;	     /* passes done */
+	uint64_t guest_checksum;
+	uint32_t asks;	     /* snapshot calls the guest made */
+	uint32_t msrs;	     /* MSRs saved per vCPU (vCPU 0's) */
+};
+/*
+ * Every vCPU thread joined after vm_pause: finish their exits, read their
+ * state, write the memory file and the state file into d and rename it
+ * into place. 0 with f filled, or -errno with err set (nothing complete is
+ * left: d is discarded).
+ */
+int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir *d,
+		  struct snapshot_facts *f, char *err, size_t errlen);
+
+/* ---- restore.c: a saved VM back on fresh KVM vCPUs ---- */
+struct restore_facts {
+	const char *mode;
+	const char *dir;
+	uint64_t data_bytes, extents; /* the memory file's */
+	uint32_t msrs_set, msrs_skipped; /* vCPU 0's */
+	uint32_t skipped[8];		 /* the first MSRs KVM refused */
+	uint64_t pass;			 /* passes the guest had done */
+	uint64_t guest_checksum;	 /* the checksum it sent with the snapshot */
+	double state_s, memory_s;	 /* setting the vCPUs, the mode's prepare */
+};
+/* Set every vCPU of vm (created, never run) to its saved state. 0 or -errno with err. */
+int snapshot_set_vcpus(struct vm *vm, const struct snapshot *s, struct restore_facts *f,
+		       char *err, size_t errlen);
 
 /* ---- modes.c: the restore modes (--restore-mode), one row each ---------- */
 
