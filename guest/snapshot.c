@@ -78,8 +78,8 @@ void snapshot_check(const struct ctx *c)
 	if (snap.result != MVM_SNAP_RESTORED && snap.result != MVM_SNAP_TAKEN)
 		return;
 	after = checksum(snap.region, snap.bytes);
-	printf("%s: memory checksum 0x%lx before the snapshot, 0x%lx %s: %s\n", c->argv[0],
-	       snap.before, after,
+	printf("%s: memory checksum 0x%lx before the snapshot, 0x%lx %s: %s\n",
+	       c->argv[0], snap.before, after,
 	       snap.result == MVM_SNAP_RESTORED ? "after the restore" : "running on",
 	       after == snap.before ? "match" : "MISMATCH");
 	if (after != snap.before)

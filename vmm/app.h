@@ -72,9 +72,9 @@ struct config {
 	const char *check_touch_path; /* --check-touch FILE: check it, run nothing */
 	int dry_run;		      /* --dry-run: check the command line, run nothing */
 	double t_exec;		      /* main() entered: the first run's "exec" */
-	const char *snapshot_dir; /* --snapshot DIR: save where the guest asks */
-	int snapshot_continue;	  /* --snapshot-continue: and run on */
-	const char *restore_dir;  /* --restore DIR */
+	const char *snapshot_dir;     /* --snapshot DIR: save where the guest asks */
+	int snapshot_continue;	      /* --snapshot-continue: and run on */
+	const char *restore_dir;      /* --restore DIR */
 	const struct restore_mode *restore_mode; /* --restore-mode (copy) */
 	struct snapshot *restore; /* --restore: loaded by main before the run */
 	int mem_given, vcpus_given, backing_given; /* on the command line */

@@ -62,7 +62,8 @@ static int load_restore(struct config *cfg)
 	h = restored.v.hdr;
 	b = mm_backend_find(h->backing);
 	if (!b || b->page_bytes != h->page_bytes) {
-		fprintf(stderr, "minivmm: --restore %s: saved on backing '%s', which this minivmm does not have\n",
+		fprintf(stderr,
+			"minivmm: --restore %s: saved on backing '%s', which this minivmm does not have\n",
 			cfg->restore_dir, h->backing);
 		return EXIT_USAGE;
 	}
@@ -71,8 +72,8 @@ static int load_restore(struct config *cfg)
 	    (cfg->vm.backing_set && cfg->vm.backing != b)) {
 		fprintf(stderr,
 			"minivmm: --restore %s: the snapshot is of %llu MiB of RAM, %u vCPU%s, backing %s; --%s says otherwise (leave it out: it comes from the snapshot)\n",
-			cfg->restore_dir, (unsigned long long)(h->ram_bytes >> 20), h->nvcpus,
-			h->nvcpus == 1 ? "" : "s", b->name,
+			cfg->restore_dir, (unsigned long long)(h->ram_bytes >> 20),
+			h->nvcpus, h->nvcpus == 1 ? "" : "s", b->name,
 			cfg->mem_given && cfg->vm.mem_bytes != h->ram_bytes ? "mem"
 			: cfg->vcpus_given && cfg->vm.vcpus != h->nvcpus    ? "vcpus"
 									    : "backing");

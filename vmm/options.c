@@ -159,16 +159,17 @@ static int set_restore_mode(struct config *cfg, const char *arg)
 		names[n++] = restore_modes[i].name;
 	near = suggest_name(arg, names, n);
 	if (near)
-		return bad("--restore-mode: no mode '%s'; did you mean %s? (--help lists them)",
-			   arg, near);
+		return bad(
+			"--restore-mode: no mode '%s'; did you mean %s? (--help lists them)",
+			arg, near);
 	return bad("--restore-mode: no mode '%s' (--help lists them)", arg);
 }
 
 static void list_restore_modes(FILE *f)
 {
 	for (unsigned i = 0; i < restore_mode_count; i++)
-		for (unsigned k = 0; k < ARRAY_SIZE(restore_modes[i].help) &&
-				     restore_modes[i].help[k];
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(restore_modes[i].help) && restore_modes[i].help[k];
 		     k++)
 			fprintf(f, "%24s%-8s %s\n", "", k ? "" : restore_modes[i].name,
 				restore_modes[i].help[k]);
@@ -621,14 +622,17 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		other = "--restore-mode is about --restore: add --restore DIR";
 	else if (cfg->snapshot_dir && cfg->restore_dir)
 		other = "--snapshot of a restored guest is not built: restore, or snapshot, one at a time";
-	else if ((cfg->snapshot_dir || cfg->restore_dir) && (cfg->compare || cfg->repeat > 1))
+	else if ((cfg->snapshot_dir || cfg->restore_dir) &&
+		 (cfg->compare || cfg->repeat > 1))
 		other = "--snapshot and --restore make one run: not with --compare or --repeat";
-	else if ((cfg->snapshot_dir || cfg->restore_dir) && cfg->vm.paging != PAGING_KERNEL)
+	else if ((cfg->snapshot_dir || cfg->restore_dir) &&
+		 cfg->vm.paging != PAGING_KERNEL)
 		other = "--snapshot and --restore with --paging uffd are not built (a restore mode pages by userfaultfd instead)";
 	else if (cfg->snapshot_continue && cfg->vm.eager != EAGER_NONE)
 		other = "--snapshot-continue restarts the vCPUs after the snapshot: not with --eager";
-	else if (cfg->restore_dir && (cfg->vm.eager != EAGER_NONE || cfg->vm.numa ||
-				      cfg->vm.mem_path || cfg->vm.reservoir || cfg->vm.raw))
+	else if (cfg->restore_dir &&
+		 (cfg->vm.eager != EAGER_NONE || cfg->vm.numa || cfg->vm.mem_path ||
+		  cfg->vm.reservoir || cfg->vm.raw))
 		other = "--restore sets guest RAM from the snapshot: not with --eager, --numa, --mem-path, --reservoir or --raw";
 	if (other)
 		snprintf(msg, len, "%s", other);

@@ -28,12 +28,12 @@ struct run {
 	int progress_bar;   /* eager's bar on stderr (a terminal, a big population) */
 	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
 	uint64_t image_len;
-	int replaying;	    /* --restore: the snapshot's records go in again (no counters) */
+	int replaying; /* --restore: the snapshot's records go in again (no counters) */
 	/* --snapshot: the directory being written, the records so far, the guest's call. */
 	struct snap_log *log;
 	struct snap_dir dir;
-	uint32_t snap_asks;   /* atomic */
-	int snap_claimed;     /* atomic: the first call took the snapshot */
+	uint32_t snap_asks; /* atomic */
+	int snap_claimed;   /* atomic: the first call took the snapshot */
 	struct mvm_hc_snapshot snap_req;
 	uint64_t snap_result_gpa;
 	struct snapshot_facts snap;
@@ -140,9 +140,10 @@ static uint32_t on_snapshot(void *cookie, unsigned vcpu, const struct mvm_hc_sna
 	uint32_t asks = __atomic_add_fetch(&r->snap_asks, 1, __ATOMIC_ACQ_REL);
 
 	if (asks > MVM_SNAPSHOT_ASKS_MAX) {
-		vm_finish(r->vm, END_GUEST_LIMIT, 0,
-			  "guest asked for a snapshot %u times (at most %d a run; the first is honoured)",
-			  asks, MVM_SNAPSHOT_ASKS_MAX);
+		vm_finish(
+			r->vm, END_GUEST_LIMIT, 0,
+			"guest asked for a snapshot %u times (at most %d a run; the first is honoured)",
+			asks, MVM_SNAPSHOT_ASKS_MAX);
 		*stop = 1;
 		return MVM_SNAP_REFUSED;
 	}
@@ -204,7 +205,8 @@ static void vcpu_enter(void *cookie, unsigned vcpu, int vcpu_fd)
 	/* The first vCPU to get here marks the guest's entry: another may end the run early. */
 	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) && !vm_stopping(r->vm))
 		timeline_guest_entry_as(r->tl, vcpu_fd,
-					r->restored ? PHASE_GUEST_RESUMED : PHASE_GUEST_ENTRY);
+					r->restored ? PHASE_GUEST_RESUMED
+						    : PHASE_GUEST_ENTRY);
 	if (!r->cfg->no_sandbox && !vm_stopping(r->vm)) {
 		snprintf(who, sizeof(who), "vCPU %u", vcpu);
 		enter_sandbox(r, SANDBOX_VCPU, vcpu_fd, who);
@@ -655,9 +657,10 @@ static void save_snapshot(struct run *r, double deadline, double timeout)
 	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
 	if (e) {
 		vm_resume_after_pause(r->vm);
-		vm_finish(r->vm, END_HOST_ERROR,
-			  0, "%s%s", err,
-			  e == -ENOSPC ? " (the file system is full: no snapshot was left)" : "");
+		vm_finish(r->vm, END_HOST_ERROR, 0, "%s%s", err,
+			  e == -ENOSPC
+				  ? " (the file system is full: no snapshot was left)"
+				  : "");
 		return;
 	}
 	timeline_mark(r->tl, PHASE_SNAPSHOT_SAVED);
@@ -665,7 +668,8 @@ static void save_snapshot(struct run *r, double deadline, double timeout)
 		snapshot_print(&r->snap, stdout);
 	if (!r->cfg->snapshot_continue)
 		return;
-	memcpy(mm_gpa_to_hva(ram, r->snap_result_gpa, sizeof(taken)), &taken, sizeof(taken));
+	memcpy(mm_gpa_to_hva(ram, r->snap_result_gpa, sizeof(taken)), &taken,
+	       sizeof(taken));
 	vm_resume_after_pause(r->vm);
 	vm_start_vcpus(r->vm);
 	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
@@ -707,7 +711,8 @@ static void restore_guest(struct run *r, double deadline, double timeout)
 	r->replaying = 0;
 	timeline_mark(r->tl, PHASE_STATE_LOADED);
 	t0 = now_s();
-	e = mm_memfile_extents(s->mem_fd, s->mem_bytes, &r->extents, &n, err, sizeof(err));
+	e = mm_memfile_extents(s->mem_fd, s->mem_bytes, &r->extents, &n, err,
+			       sizeof(err));
 	r->rc = (struct restore_ctx){ .vm = r->vm,
 				      .ram = vm_ram(r->vm),
 				      .mem_fd = s->mem_fd,

@@ -91,11 +91,13 @@ int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen)
 	f->minor = p->mode == UFFD_MINOR;
 	snprintf(f->fs, sizeof(f->fs), "%s", fs_name(fd));
 	p->file = f; /* uffd_file_free from here on */
-	if (f->minor)
-		return 0;
 	f->data = calloc(words, sizeof(uint64_t));
+	if (!f->data)
+		goto oom;
+	if (f->minor) /* the handlers map the page cache: nothing to copy from */
+		goto data;
 	f->present = calloc(words, sizeof(uint64_t));
-	if (!f->data || !f->present)
+	if (!f->present)
 		goto oom;
 	f->map = mmap(NULL, p->ram_bytes, PROT_READ, MAP_SHARED, fd, 0);
 	if (f->map == MAP_FAILED) {
@@ -104,6 +106,7 @@ int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "the memory file: mmap: %s", strerror(-r));
 		return r;
 	}
+data:
 	r = find_data(f, p->page, p->ram_bytes);
 	if (r)
 		snprintf(err, errlen, "the memory file: SEEK_DATA/SEEK_HOLE: %s",

@@ -222,8 +222,9 @@ struct run_view {
 	const struct kvm_stats *stats; /* NULL without KVM statistics */
 	const struct timeline *tl;
 	const struct records *rec;
-	const struct snapshot_facts *snapshot; /* --snapshot: what it cost; NULL without */
-	const struct restore_facts *restore;   /* --restore: how it went; NULL without */
+	const struct snapshot_facts
+		*snapshot;		     /* --snapshot: what it cost; NULL without */
+	const struct restore_facts *restore; /* --restore: how it went; NULL without */
 };
 
 /* The summary's numbers, ms; negative: not measured (no eager, a phase not reached). */

@@ -22,9 +22,9 @@ void restore_print(const struct restore_facts *f, FILE *out)
 
 	fprintf(out,
 		"restore: %s (mode %s): vCPU state set in %s (%u MSRs, %u refused by KVM), memory ready in %s (%s of data in %llu extents)\n",
-		f->dir, f->mode, fmt_duration(a, f->state_s), f->msrs_set, f->msrs_skipped,
-		fmt_duration(b, f->memory_s), fmt_size(c, (double)f->data_bytes),
-		(unsigned long long)f->extents);
+		f->dir, f->mode, fmt_duration(a, f->state_s), f->msrs_set,
+		f->msrs_skipped, fmt_duration(b, f->memory_s),
+		fmt_size(c, (double)f->data_bytes), (unsigned long long)f->extents);
 }
 
 void snapshot_write_json(const struct run_view *v, struct json *j)
@@ -62,7 +62,8 @@ void snapshot_write_json(const struct run_view *v, struct json *j)
 		json_u64(j, "extents", r->extents);
 		json_u64(j, "msrs_set", r->msrs_set);
 		json_begin_array(j, "msrs_refused");
-		for (uint32_t i = 0; i < r->msrs_skipped && i < ARRAY_SIZE(r->skipped); i++)
+		for (uint32_t i = 0; i < r->msrs_skipped && i < ARRAY_SIZE(r->skipped);
+		     i++)
 			json_u64(j, NULL, r->skipped[i]);
 		json_end_array(j);
 		json_double(j, "state_s", r->state_s);

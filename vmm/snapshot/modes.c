@@ -157,7 +157,7 @@ int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err
 	if ((m->needs & RESTORE_NEEDS_SHMEM_FILE) && shmem_file(dir)) {
 		snprintf(
 			err, errlen,
-			"--restore-mode %s maps the memory file shared: it must be on tmpfs or hugetlbfs (copy the snapshot there)",
+			"--restore-mode %s needs the memory file on tmpfs or hugetlbfs, whose page cache is the file's memory (minor faults map it): copy the snapshot there (e.g. /dev/shm), or use another mode",
 			m->name);
 		return -EOPNOTSUPP;
 	}

@@ -36,7 +36,8 @@ void snap_log_free(struct snap_log *l)
 	free(l);
 }
 
-static int config_section(struct snap_buf *b, struct vm *vm, const struct snap_save_in *in)
+static int config_section(struct snap_buf *b, struct vm *vm,
+			  const struct snap_save_in *in)
 {
 	struct snap_config c = { .mem_bytes = vm_ram(vm)->size,
 				 .vcpus = vm_nvcpus(vm),

@@ -184,18 +184,18 @@ struct snap_save_in {
 };
 /* What the snapshot cost, for the report and the results. */
 struct snapshot_facts {
-	int taken;	     /* written and renamed into place */
-	const char *path;    /* the directory */
-	double seconds;	     /* from the pause to the rename */
-	double memory_s;     /* of which the memory file */
-	uint64_t ram_bytes;  /* guest RAM */
+	int taken;				      /* written and renamed into place */
+	const char *path;			      /* the directory */
+	double seconds;				      /* from the pause to the rename */
+	double memory_s;			      /* of which the memory file */
+	uint64_t ram_bytes;			      /* guest RAM */
 	uint64_t resident_bytes, data_bytes, extents; /* the memory file's */
 	uint64_t state_bytes;
-	uint32_t vcpu;	     /* who asked */
-	uint64_t pass;	     /* passes done */
+	uint32_t vcpu; /* who asked */
+	uint64_t pass; /* passes done */
 	uint64_t guest_checksum;
-	uint32_t asks;	     /* snapshot calls the guest made */
-	uint32_t msrs;	     /* MSRs saved per vCPU (vCPU 0's) */
+	uint32_t asks; /* snapshot calls the guest made */
+	uint32_t msrs; /* MSRs saved per vCPU (vCPU 0's) */
 };
 /*
  * Every vCPU thread joined after vm_pause: finish their exits, read their
@@ -210,7 +210,7 @@ int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir 
 struct restore_facts {
 	const char *mode;
 	const char *dir;
-	uint64_t data_bytes, extents; /* the memory file's */
+	uint64_t data_bytes, extents;	 /* the memory file's */
 	uint32_t msrs_set, msrs_skipped; /* vCPU 0's */
 	uint32_t skipped[8];		 /* the first MSRs KVM refused */
 	uint64_t pass;			 /* passes the guest had done */
