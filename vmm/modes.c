@@ -184,6 +184,72 @@ int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *er
 	return 0;
 }
 
+static const char *restore_mode_names(char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < restore_mode_count && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+				       restore_modes[i].name);
+	return buf;
+}
+
+int compare_restore_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
+				size_t errlen)
+{
+	char names[160];
+	const char *p = list;
+
+	*n = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int m = -1;
+
+		for (unsigned i = 0; i < restore_mode_count; i++)
+			if (strlen(restore_modes[i].name) == len &&
+			    !strncmp(p, restore_modes[i].name, len))
+				m = (int)i;
+		if (m < 0) {
+			const char *all[COMPARE_MAX_MODES], *near;
+			char typed[32];
+			unsigned k = 0;
+
+			for (; k < restore_mode_count && k < COMPARE_MAX_MODES; k++)
+				all[k] = restore_modes[k].name;
+			snprintf(typed, sizeof(typed), "%.*s", (int)len, p);
+			near = len ? suggest_name(typed, all, k) : NULL;
+			snprintf(
+				err, errlen,
+				"--compare=%s --restore: no restore mode '%.*s'%s%s%s; they are %s",
+				list, (int)len, p, near ? " (did you mean " : "",
+				near ? near : "", near ? "?)" : "",
+				restore_mode_names(names, sizeof(names)));
+			return -EINVAL;
+		}
+		for (unsigned i = 0; i < *n; i++)
+			if (modes[i] == (unsigned)m) {
+				snprintf(err, errlen, "--compare=%s: mode %s twice", list,
+					 restore_modes[m].name);
+				return -EINVAL;
+			}
+		if (*n == COMPARE_MAX_MODES)
+			break;
+		modes[(*n)++] = (unsigned)m;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (*n < 2) {
+		snprintf(
+			err, errlen,
+			"--compare=%s --restore: a comparison needs two restore modes or more (they are %s)",
+			list, restore_mode_names(names, sizeof(names)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int compare_mode_needs_recording(enum compare_mode m, const struct vm_config *base)
 {
 	return m == MODE_REPLAY && order_is_named(base->eager_order);
