@@ -112,3 +112,11 @@ expect restore-modes-compare-bad-mode 2 "no restore mode 'cpy' \(did you mean co
 	$MINIVMM --restore "$SNAP" --compare=cpy,uffd
 expect restore-modes-compare-and-mode 2 'leave out --restore-mode' '' -- \
 	$MINIVMM --restore "$SNAP" --compare=copy,uffd --restore-mode uffd
+# Cold means cold: before every run (after a uffd or replay run too, whose source mapping
+# is gone by then) the memory file's page cache is all but empty.
+cached=$(sed -n 's/^  page cache of .*: dropped (POSIX_FADV_DONTNEED); \([0-9.]*\) MiB of it cached now (mincore)$/\1/p' "$OUT/restore-modes-compare.out")
+if [ "$(echo "$cached" | wc -l)" = 5 ] && echo "$cached" | awk '$1 > 2 { bad = 1 } END { exit bad }'; then
+	pass restore-modes-compare-cold
+else
+	fail restore-modes-compare-cold "MiB cached before each run: $(echo $cached)"
+fi

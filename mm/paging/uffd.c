@@ -385,6 +385,7 @@ void uffd_stop(struct uffd_pager *p)
 	}
 	close(p->stop_fd);
 	p->stop_fd = -1;
+	uffd_file_unmap(p); /* nothing copies from it now: its page cache may go */
 }
 
 void uffd_free(struct uffd_pager *p)

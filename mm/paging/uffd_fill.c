@@ -138,6 +138,18 @@ void uffd_file_installed(const struct uffd_pager *p, uint64_t gpa)
 		bit_set(p->file->present, gpa / p->page);
 }
 
+/*
+ * A mapped page stays in the page cache whatever POSIX_FADV_DONTNEED says:
+ * the next restore of a --compare would find the file cached.
+ */
+void uffd_file_unmap(struct uffd_pager *p)
+{
+	if (p->file && p->file->map) {
+		munmap((void *)p->file->map, p->ram_bytes);
+		p->file->map = NULL;
+	}
+}
+
 void uffd_file_free(struct uffd_pager *p)
 {
 	struct uffd_file *f = p->file;
@@ -145,8 +157,7 @@ void uffd_file_free(struct uffd_pager *p)
 	if (!f)
 		return;
 	uffd_filler_free(f->fill);
-	if (f->map)
-		munmap((void *)f->map, p->ram_bytes);
+	uffd_file_unmap(p);
 	free(f->data);
 	free(f->present);
 	free(f);

@@ -112,7 +112,8 @@ void *uffd_handler(void *arg);
 /* uffd_fill.c: where a MISSING fault's page comes from (the file, or zeros). */
 const void *uffd_file_src(const struct uffd_pager *p, uint64_t gpa);
 void uffd_file_installed(const struct uffd_pager *p, uint64_t gpa);
-void uffd_fill_join(struct uffd_pager *p); /* uffd_stop: before the uffds close */
+void uffd_fill_join(struct uffd_pager *p);  /* uffd_stop: before the uffds close */
+void uffd_file_unmap(struct uffd_pager *p); /* uffd_stop: the handlers' source mapping */
 void uffd_file_free(struct uffd_pager *p);
 void uffd_filler_free(struct uffd_filler *f);
 
