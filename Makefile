@@ -49,6 +49,7 @@ INC_vmm_report    := $(INC_vmm_snapshot) -Ivmm/boot -Ivmm/report
 INC_vmm           := $(INC_vmm_report) -Ivmm
 INC_firmware      := -Iinclude -Ifirmware
 INC_guest         := $(INC_firmware) -Iguest
+INC_guest_linux   := -Iinclude -Iguest/linux
 # A source file's room: its top folder; vmm_SUB and mm_SUB for the rooms inside
 # vmm/ and mm/; mm_base for the files at mm/'s top.
 room = $(call room_of,$(subst /, ,$(1)))
@@ -200,6 +201,53 @@ build/bench/kvm-floor-static: bench/kvm-floor.c $(FLAGS_STAMP)
 	$(say) CC $<
 	$(Q)$(CC) $(HOST_CFLAGS) -static -o $@ $<
 
+# --- the Linux guest (guest/linux/: make linux-guest) ------------------------
+# Static Linux programs for the initramfs: /init, hello, and bench/sweep-host
+# itself (the same binary the host runs: sweep and flat). The kernel is
+# Debian's, the package the rigs boot (scripts/debian-kernel), from RIG_CACHE.
+#   make linux-guest   build/linux/vmlinuz and build/linux/initrd.cpio.gz
+LX          := build/linux
+LX_CFLAGS   := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -static $(INC_guest_linux)
+LX_CLIENT   := guest/linux/mvm.c guest/linux/mvm.h include/minivmm_abi.h
+LX_PROGS    := $(LX)/bin/init $(LX)/bin/hello $(LX)/bin/sweep-host
+RIG_CACHE   ?= build/rig/cache
+
+$(LX)/bin/init: guest/linux/init.c guest/linux/workloads.c guest/linux/workloads.h $(LX_CLIENT)
+	@mkdir -p $(dir $@)
+	$(say) LXCC $@
+	$(Q)$(CC) $(LX_CFLAGS) -o $@ $(filter %.c,$^)
+
+$(LX)/bin/hello: guest/linux/hello.c guest/linux/workloads.c guest/linux/workloads.h $(LX_CLIENT)
+	@mkdir -p $(dir $@)
+	$(say) LXCC $@
+	$(Q)$(CC) $(LX_CFLAGS) -o $@ $(filter %.c,$^)
+
+# One program on the host (bench/sweep-vs-host, bench/peers) and in the guest.
+build/bench/sweep-host: bench/sweep-host.c $(LX_CLIENT) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(say) CC $<
+	$(Q)$(CC) $(LX_CFLAGS) -o $@ bench/sweep-host.c guest/linux/mvm.c
+
+$(LX)/bin/sweep-host: build/bench/sweep-host
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+
+# The pagemap translation against a page of known content (tests/linux/pagemap.c).
+$(LX)/test-pagemap: tests/linux/pagemap.c $(LX_CLIENT)
+	@mkdir -p $(dir $@)
+	$(say) LXCC $@
+	$(Q)$(CC) $(LX_CFLAGS) -o $@ tests/linux/pagemap.c guest/linux/mvm.c
+
+$(LX)/vmlinuz: scripts/debian-kernel
+	$(say) KERNEL $@
+	$(Q)scripts/debian-kernel $(RIG_CACHE) $@ >/dev/null
+
+$(LX)/initrd.cpio.gz: $(LX_PROGS) scripts/linux-initrd
+	$(say) CPIO $@
+	$(Q)scripts/linux-initrd $@ $(LX_PROGS)
+
+linux-guest: $(LX)/vmlinuz $(LX)/initrd.cpio.gz
+
 # A hand-written guest (tests/guests/: common.inc, linked by guest.lds):
 # $(call guest_bin,OBJDIR) in a pattern rule assembles $< into $@ by way of
 # OBJDIR/$*.o and OBJDIR/$*.elf. The test guests (tests/tests.mk) and
@@ -239,7 +287,7 @@ install: all
 clean:
 	rm -rf build minivmm guest/guest.bin scripts/reservoir tests/bin
 
-.PHONY: all check-deps deps run lint format install clean test
+.PHONY: all check-deps deps run lint format install clean test linux-guest
 -include $(shell find build/host build/guest build/fuzz build/san build/plain -name '*.d' -type f 2>/dev/null)
 
 # make print-VAR: a variable's value, for scripts (tests/static.sh reads INC_* and WARN).

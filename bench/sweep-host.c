@@ -2,8 +2,17 @@
  * OSv's mmap benchmark (tests/misc-mmap-anon-perf.cc) in a plain Linux process:
  * the same timed region, loop order and table, plus the map and unmap times
  * OSv leaves untimed, in a second table and in the TSV records.
+ *
+ * The same static binary is the Linux guest's sweep and flat workloads
+ * (guest/linux/, make linux-guest): under minivmm (its /init says so in the
+ * environment, mvm.h) it also sends every measurement as the minivmm
+ * guest's records (struct mvm_rec_sweep: TSC cycles, the guest's faults in
+ * the touch loop, the sum of the frames mapped) and the same marks, so
+ * minivmm's tables, --compare and the scripts read it unchanged. Called
+ * `flat` (argv[0]) it is --flat.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +20,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "mvm.h"
 
 #define MIB	     (1UL << 20)
 #define PAGE	     4096UL
@@ -20,7 +34,10 @@
 
 struct sample {
 	double map_s, touch_s, unmap_s;
+	struct mvm_rec_sweep rec; /* under minivmm: what goes to the VMM */
 };
+
+#define PAGEMAP_CHUNK 512 /* entries read per pread */
 
 static double now_s(void)
 {
@@ -37,38 +54,100 @@ static void touch(volatile char *p, size_t bytes)
 		p[i] = (char)0xfe;
 }
 
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_minflt;
+}
+
+/*
+ * Under minivmm: the sum of the guest-physical frames of [p, p + bytes)
+ * (the minivmm guest's reuse check, pfn_sum), from /proc/self/pagemap,
+ * after the timed loop. 0 elsewhere.
+ */
+static uint64_t pfn_sum(const char *p, size_t bytes)
+{
+	static int fd = -2;
+	uint64_t ent[PAGEMAP_CHUNK], sum = 0;
+	size_t pages = bytes / PAGE;
+
+	if (!mvm_active())
+		return 0;
+	if (fd == -2)
+		fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	for (size_t i = 0; fd >= 0 && i < pages; i += PAGEMAP_CHUNK) {
+		size_t n = pages - i < PAGEMAP_CHUNK ? pages - i : PAGEMAP_CHUNK;
+		ssize_t got = pread(fd, ent, n * sizeof(ent[0]),
+				    (off_t)(((uintptr_t)p / PAGE + i) * sizeof(ent[0])));
+
+		for (ssize_t k = 0; k < got / (ssize_t)sizeof(ent[0]); k++)
+			sum += ent[k] & ((1ULL << 55) - 1);
+	}
+	return sum;
+}
+
+/* The record a sample is, sent as one batch: the VMM samples KVM's counters at each. */
+static void send_sample(struct sample *s, uint32_t workload, uint32_t mode, unsigned it,
+			unsigned long mb)
+{
+	s->rec.workload = workload;
+	s->rec.mode = mode;
+	s->rec.iteration = it;
+	s->rec.size_mib = (uint32_t)mb;
+	s->rec.vcpu = 0;
+	s->rec.pages = mb * MIB / PAGE;
+	if (mvm_records(MVM_REC_SWEEP, &s->rec, 1, sizeof(s->rec)))
+		fprintf(stderr, "sweep-host: a record did not fit the hypercall page\n");
+}
+
 /*
  * OSv's mmap_and_write(): mmap outside the timed region, the timed region is
  * the touch loop alone, munmap after the clock stopped. The extra clock reads
- * around mmap and munmap sit outside the touch loop's two.
+ * around mmap and munmap sit outside the touch loop's two, and so do the
+ * TSC reads, the fault counts and the frames' sum under minivmm.
  */
 static struct sample mmap_and_write(unsigned long mb, int flags)
 {
 	size_t size = mb * MIB;
-	struct sample s;
+	struct sample s = { 0 };
 	double t0, t1, t2, t3, t4;
+	uint64_t c0, c1, c2, c3, c4;
+	long f0, f1;
 	char *p;
 
+	c0 = mvm_rdtsc();
 	t0 = now_s();
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS | MAP_PRIVATE,
 		 -1, 0);
 	t1 = now_s();
+	c1 = mvm_rdtsc();
 	if (p == MAP_FAILED) {
 		fprintf(stderr, "sweep-host: mmap of %lu MiB: %s\n", mb, strerror(errno));
 		exit(1);
 	}
+	f0 = minor_faults();
 	t2 = now_s();
+	c2 = mvm_rdtsc();
 	touch(p, size);
+	c3 = mvm_rdtsc();
 	t3 = now_s();
+	f1 = minor_faults();
+	s.rec.pfn_sum = pfn_sum(p, size);
+	t4 = now_s();
+	c4 = mvm_rdtsc();
 	if (munmap(p, size)) {
 		fprintf(stderr, "sweep-host: munmap of %lu MiB: %s\n", mb,
 			strerror(errno));
 		exit(1);
 	}
-	t4 = now_s();
 	s.map_s = t1 - t0;
 	s.touch_s = t3 - t2;
-	s.unmap_s = t4 - t3;
+	s.unmap_s = now_s() - t4;
+	s.rec.map_cycles = c1 - c0;
+	s.rec.touch_cycles = c3 - c2;
+	s.rec.unmap_cycles = mvm_rdtsc() - c4;
+	s.rec.guest_faults = (uint64_t)(f1 - f0);
 	return s;
 }
 
@@ -93,9 +172,12 @@ static void sweep(unsigned long max_mib, unsigned iterations, FILE *tsv)
 		printf(" MiB demand populate\n");
 		for (unsigned long mb = 1; mb <= max_mib && n < MAX_SIZES; mb *= 2, n++) {
 			d[n] = mmap_and_write(mb, 0);
+			send_sample(&d[n], MVM_WL_SWEEP, MVM_MODE_DEMAND, i, mb);
 			p[n] = mmap_and_write(mb, MAP_POPULATE);
+			send_sample(&p[n], MVM_WL_SWEEP, MVM_MODE_POPULATE, i, mb);
 			printf("%4lu %-6.3f %-6.3f\n", mb, d[n].touch_s, p[n].touch_s);
-			fflush(stdout);
+			if (!mvm_active()) /* under minivmm: printed after, not between measurements */
+				fflush(stdout);
 			tsv_record(tsv, i, mb, "demand", &d[n]);
 			tsv_record(tsv, i, mb, "populate", &p[n]);
 		}
@@ -107,6 +189,9 @@ static void sweep(unsigned long max_mib, unsigned iterations, FILE *tsv)
 			printf("%4u %13.6f %9.6f %13.6f %9.6f\n", mb, d[k].map_s,
 			       d[k].unmap_s, p[k].map_s, p[k].unmap_s);
 		printf("\n");
+		if (i == 1)
+			mvm_mark(
+				MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
 	}
 }
 
@@ -138,29 +223,89 @@ static void flat(unsigned long max_mib, unsigned iterations, FILE *tsv)
 		printf(" MiB  touch\n");
 		for (size_t mb = 1; mb <= max_mib; mb *= 2) {
 			struct sample s = { 0 };
+			long f0 = minor_faults();
 			double t0 = now_s();
+			uint64_t c0 = mvm_rdtsc();
 
 			touch(p, mb * MIB);
+			s.rec.touch_cycles = mvm_rdtsc() - c0;
 			s.touch_s = now_s() - t0;
+			s.rec.guest_faults = (uint64_t)(minor_faults() - f0);
+			s.rec.pfn_sum = pfn_sum(p, mb * MIB);
+			send_sample(&s, MVM_WL_FLAT, MVM_MODE_DEMAND, i, mb);
 			printf("%4zu  %-6.3f\n", mb, s.touch_s);
 			tsv_record(tsv, i, mb, "flat", &s);
 			p += mb * MIB;
 		}
 		printf("\n");
+		if (i == 1)
+			mvm_mark(
+				MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
 	}
 	munmap(base, total);
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: sweep-host [--max-mib N] [--iterations N] [--flat] [--no-thp] "
-		   "[--tsv FILE]\n"
-		   "  OSv's mmap benchmark (1..N MiB, doubling; default 1024 MiB, 5 "
-		   "iterations);\n"
-		   "  --flat: the guest's flat workload; --no-thp: PR_SET_THP_DISABLE "
-		   "(4 KiB pages\n"
-		   "  whatever the THP knob says); --tsv: every sample, with map and "
-		   "unmap times\n");
+	fprintf(f,
+		"usage: sweep-host [--max-mib N] [--iterations N] [--flat] [--no-thp] "
+		"[--tsv FILE]\n"
+		"  OSv's mmap benchmark (1..N MiB, doubling; default 1024 MiB, 5 "
+		"iterations);\n"
+		"  --flat: the guest's flat workload; --no-thp: PR_SET_THP_DISABLE "
+		"(4 KiB pages\n"
+		"  whatever the THP knob says); --tsv: every sample, with map and "
+		"unmap times\n"
+		"  Run as `flat` (argv[0]) it is --flat. Under minivmm (the Linux guest's\n"
+		"  sweep and flat) it reports to the VMM too; its default size is then the\n"
+		"  largest free memory holds, and --progress-mib N is accepted (no frontier\n"
+		"  is sent: a mapping's pages are not physically in order).\n");
+}
+
+#define FREE_MARGIN_MIB	 16 /* what the kernel and this program need besides the sizes */
+#define DEFAULT_MAX_MIB	 1024
+#define PROGRESS_MAX_MIB (1UL << 30)
+
+/* MiB of free memory sizes 1..max need: flat maps them all at once, sweep one at a time. */
+static unsigned long need_mib(unsigned long max_mib, int is_flat)
+{
+	unsigned long largest = 1;
+
+	while (largest * 2 <= max_mib)
+		largest *= 2;
+	return is_flat ? 2 * largest - 1 : largest + largest / 256 + 2;
+}
+
+static unsigned long free_mib(void)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) ? 0 : (unsigned long)(si.freeram * si.mem_unit / MIB);
+}
+
+/*
+ * Under minivmm, as the minivmm guest: without --max-mib the largest power of
+ * two free memory holds; with it, a size that does not fit is refused with
+ * the --mem that would (0), or -1 after the message.
+ */
+static int guest_sizes(unsigned long *max_mib, int given, int is_flat)
+{
+	unsigned long have = free_mib(), want;
+
+	if (!given) {
+		*max_mib = DEFAULT_MAX_MIB;
+		while (*max_mib > 1 &&
+		       need_mib(*max_mib, is_flat) + FREE_MARGIN_MIB > have)
+			*max_mib /= 2;
+		return 0;
+	}
+	want = need_mib(*max_mib, is_flat);
+	if (want + FREE_MARGIN_MIB <= have)
+		return 0;
+	fprintf(stderr,
+		"sweep-host: %s --max-mib %lu needs %lu MiB of free guest memory and this guest has %lu MiB free: give minivmm a larger --mem, or a smaller --max-mib\n",
+		is_flat ? "flat" : "sweep", *max_mib, want, have);
+	return -1;
 }
 
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
@@ -180,12 +325,19 @@ int main(int argc, char **argv)
 		{ "flat", no_argument, NULL, 'f' },
 		{ "no-thp", no_argument, NULL, 'n' },
 		{ "tsv", required_argument, NULL, 't' },
+		{ "progress-mib", required_argument, NULL, 'p' },
+		{ "parallel", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long max_mib = 1024, iterations = 5;
-	int is_flat = 0, c;
-	FILE *tsv = NULL;
+	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	unsigned long max_mib = DEFAULT_MAX_MIB, iterations = 5, progress;
+	int is_flat = !strcmp(base, "flat"), max_given = 0, c, under = mvm_open();
+	FILE *tsv = NULL, *con;
+	char *end;
+
+	if (under < 0)
+		return 1;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -196,6 +348,7 @@ int main(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			max_given = 1;
 			break;
 		case 'i':
 			if (parse_count(optarg, 1000, &iterations)) {
@@ -225,6 +378,21 @@ int main(int argc, char **argv)
 			fprintf(tsv,
 				"iteration\tsize_mib\tmode\tmap_s\ttouch_s\tunmap_s\n");
 			break;
+		case 'p':
+			errno = 0;
+			progress = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end ||
+			    progress > PROGRESS_MAX_MIB) {
+				fprintf(stderr,
+					"sweep-host: --progress-mib: bad number '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			fprintf(stderr,
+				"sweep-host: --parallel: the Linux guest's workloads measure on one CPU\n");
+			return 2;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -238,10 +406,28 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (under && guest_sizes(&max_mib, max_given, is_flat))
+		return 2;
+	con = under ? mvm_console_file() : NULL;
+	if (con) {
+		/* Printed at the end: no console exit lands in a measurement's counters. */
+		setvbuf(con, NULL, _IOFBF, 1 << 16);
+		stdout = con;
+	}
+	mvm_mark(MVM_MARK_WORKLOAD_START);
+	if (under)
+		printf("%s: 1..%lu MiB, %lu iteration%s, %s (the Linux guest)\n",
+		       is_flat ? "flat" : "sweep", max_mib, iterations,
+		       iterations == 1 ? "" : "s",
+		       is_flat ? "one mapping, touch timed"
+			       : "demand and populate, the touch loop timed (mmap and munmap apart)");
+	/* An empty batch: the VMM's counters for the first measurement start here. */
+	mvm_records(MVM_REC_SWEEP, NULL, 0, sizeof(struct mvm_rec_sweep));
 	if (is_flat)
 		flat(max_mib, (unsigned)iterations, tsv);
 	else
 		sweep(max_mib, (unsigned)iterations, tsv);
+	mvm_mark(MVM_MARK_WORKLOAD_END);
 	if (tsv && fclose(tsv)) {
 		fprintf(stderr, "sweep-host: writing the TSV: %s\n", strerror(errno));
 		return 1;

@@ -22,6 +22,14 @@ struct console {
 	char tail[TAIL_BYTES]; /* the last output, kept even when quiet (a ring) */
 	size_t tail_at;	       /* bytes ever put into tail */
 	uint8_t com1_regs[8];
+	uint8_t dl[2]; /* the divisor latch (DLL, DLM: DLAB set) */
+	/* The 8250's transmit interrupt, for a guest given an IRQ line (console_set_irq). */
+	void (*irq)(void *cookie, unsigned line, int level);
+	void *irq_cookie;
+	unsigned irq_num;
+	int thri;      /* a THR-empty interrupt is pending (IIR would report it) */
+	int irq_level; /* what the line was last set to */
+	uint64_t irqs; /* times the line was raised */
 	unsigned nvcpus;
 	struct line lines[]; /* one per vCPU; each touched only by its vCPU's thread */
 };
@@ -81,7 +89,7 @@ struct console_counts console_counts(struct console *c)
 	struct console_counts n;
 
 	pthread_mutex_lock(&c->lock);
-	n = (struct console_counts){ c->bytes, c->dropped };
+	n = (struct console_counts){ c->bytes, c->dropped, c->irqs };
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }
@@ -113,38 +121,150 @@ static void put_byte(struct console *c, unsigned vcpu, uint8_t b)
 		console_flush(c, vcpu);
 }
 
-#define UART_THR      0 /* transmit holding register (write, DLAB = 0) */
-#define UART_LCR      3
-#define UART_LSR      5
-#define UART_LCR_DLAB 0x80
-#define UART_LSR_THRE 0x20
-#define UART_LSR_TEMT 0x40
+#define UART_THR	 0 /* transmit holding register (write, DLAB = 0) */
+#define UART_IER	 1
+#define UART_IIR	 2 /* read; FCR on write */
+#define UART_FCR	 2
+#define UART_LCR	 3
+#define UART_MCR	 4
+#define UART_LSR	 5
+#define UART_MSR	 6
+#define UART_LCR_DLAB	 0x80
+#define UART_LSR_THRE	 0x20
+#define UART_LSR_TEMT	 0x40
+#define UART_IER_THRI	 0x02
+#define UART_IER_MASK	 0x0f
+#define UART_IIR_NO_INT	 0x01
+#define UART_IIR_THRI	 0x02
+#define UART_IIR_FIFO	 0xc0 /* FIFOs enabled: a 16550A */
+#define UART_FCR_ENABLE	 0x01
+#define UART_MCR_LOOP	 0x10
+#define UART_MCR_MASK	 0x1f
+#define UART_MSR_PRESENT 0xb0 /* DCD, DSR, CTS: a line with something on it */
+
+void console_set_irq(struct console *c, void (*irq)(void *, unsigned, int), void *cookie,
+		     unsigned line)
+{
+	c->irq = irq;
+	c->irq_cookie = cookie;
+	c->irq_num = line;
+}
 
 /*
- * A 16550 that only transmits: THR writes print, LSR always reads "empty",
+ * The interrupt line follows its cause: up while a THR-empty interrupt is
+ * pending and enabled in IER, down otherwise (the IOAPIC sees each edge).
+ * Called with c->lock held: the line's order is the registers' order.
+ */
+static void uart_update_irq(struct console *c)
+{
+	int level = c->thri && (c->com1_regs[UART_IER] & UART_IER_THRI);
+
+	if (!c->irq || level == c->irq_level)
+		return;
+	c->irq_level = level;
+	c->irqs += (uint64_t)level;
+	c->irq(c->irq_cookie, c->irq_num, level);
+}
+
+/* Loopback (MCR bit 4): the modem inputs are the outputs, as the 8250 wires them. */
+static uint8_t uart_msr(const struct console *c)
+{
+	uint8_t m = c->com1_regs[UART_MCR];
+
+	if (!(m & UART_MCR_LOOP))
+		return UART_MSR_PRESENT;
+	return (uint8_t)(((m & 0x02) << 3) | ((m & 0x01) << 5) | ((m & 0x04) << 4) |
+			 ((m & 0x08) << 4));
+}
+
+static uint8_t uart_read(struct console *c, unsigned reg)
+{
+	uint8_t v;
+
+	/* DLL and DLM share RBR's and IER's slots. */
+	if ((c->com1_regs[UART_LCR] & UART_LCR_DLAB) && reg <= UART_IER)
+		return c->dl[reg];
+	switch (reg) {
+	case UART_IIR:
+		v = (c->com1_regs[UART_FCR] & UART_FCR_ENABLE) ? UART_IIR_FIFO : 0;
+		if (c->thri && (c->com1_regs[UART_IER] & UART_IER_THRI)) {
+			v |= UART_IIR_THRI;
+			c->thri = 0; /* reading IIR that reports it clears it */
+		} else {
+			v |= UART_IIR_NO_INT;
+		}
+		return v;
+	case UART_LSR:
+		return UART_LSR_THRE | UART_LSR_TEMT;
+	case UART_MSR:
+		return uart_msr(c);
+	case UART_THR: /* RBR: nothing is ever received */
+		return 0;
+	default:
+		return c->com1_regs[reg];
+	}
+}
+
+/* Returns 1 when the write was a byte to transmit (THR). */
+static int uart_write(struct console *c, unsigned reg, uint8_t v)
+{
+	int dlab = c->com1_regs[UART_LCR] & UART_LCR_DLAB;
+
+	switch (reg) {
+	case UART_THR:
+		if (dlab)
+			break;
+		/* Writing THR clears the interrupt; the byte goes out at once, THR is empty again. */
+		c->thri = 0;
+		uart_update_irq(c);
+		c->thri = 1;
+		return 1;
+	case UART_IER:
+		if (dlab)
+			break;
+		/* Enabling THRI while THR is empty raises it (Linux's THRE test relies on it). */
+		if ((v & UART_IER_THRI) && !(c->com1_regs[UART_IER] & UART_IER_THRI))
+			c->thri = 1;
+		c->com1_regs[UART_IER] = v & UART_IER_MASK;
+		return 0;
+	case UART_MCR:
+		v &= UART_MCR_MASK;
+		break;
+	case UART_LSR:
+	case UART_MSR:
+		return 0; /* read-only */
+	}
+	/* DLL and DLM share THR's and IER's slots: with DLAB set they are kept there apart. */
+	if (dlab && (reg == UART_THR || reg == UART_IER))
+		c->dl[reg] = v;
+	else
+		c->com1_regs[reg] = v;
+	return 0;
+}
+
+/*
+ * A 16550A that only transmits: THR writes print, LSR always reads "empty",
  * the other registers keep what was written so drivers that probe them
- * (scratch register, LCR) see a UART.
+ * (scratch register, LCR, loopback) see a UART; with an IRQ line
+ * (console_set_irq) its transmit-empty interrupt is modelled.
  */
 static enum dev_action com1_io(void *cookie, unsigned vcpu, uint64_t port, int is_write,
 			       uint8_t *data, unsigned size)
 {
 	struct console *c = cookie;
 	unsigned reg = (unsigned)(port - MVM_COM1_PORT);
+	int thr = 0;
 
 	(void)size;
 	pthread_mutex_lock(&c->lock);
-	if (is_write) {
-		int thr = reg == UART_THR && !(c->com1_regs[UART_LCR] & UART_LCR_DLAB);
-
-		if (!thr)
-			c->com1_regs[reg] = data[0];
-		pthread_mutex_unlock(&c->lock);
-		if (thr)
-			put_byte(c, vcpu, data[0]);
-		return DEV_CONTINUE;
-	}
-	data[0] = reg == UART_LSR ? UART_LSR_THRE | UART_LSR_TEMT : c->com1_regs[reg];
+	if (is_write)
+		thr = uart_write(c, reg, data[0]);
+	else
+		data[0] = uart_read(c, reg);
+	uart_update_irq(c);
 	pthread_mutex_unlock(&c->lock);
+	if (thr)
+		put_byte(c, vcpu, data[0]);
 	return DEV_CONTINUE;
 }
 

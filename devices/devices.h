@@ -41,7 +41,7 @@ struct io_unclaimed {
 	int first_write;
 };
 
-#define IO_BUS_MAX_DEVS 8
+#define IO_BUS_MAX_DEVS 16
 struct io_bus {
 	uint64_t limit; /* addresses are below this (0x10000 for ports) */
 	struct io_dev devs[IO_BUS_MAX_DEVS];
@@ -73,7 +73,16 @@ void console_flush(struct console *c, unsigned vcpu); /* a vCPU's partial line *
 struct console_counts {
 	uint64_t bytes;	  /* written */
 	uint64_t dropped; /* past CONSOLE_LIMIT_BYTES */
+	uint64_t irqs;	  /* COM1's interrupt line raised (console_set_irq) */
 };
+/*
+ * COM1 gets an interrupt line (a Linux guest: IRQ 4): irq(cookie, line,
+ * level) raises and lowers it as the 8250's transmit-empty interrupt
+ * comes and goes. Before the guest runs.
+ */
+void console_set_irq(struct console *c,
+		     void (*irq)(void *cookie, unsigned line, int level), void *cookie,
+		     unsigned line);
 struct console_counts console_counts(struct console *c);
 /* The last (up to len) bytes the guest printed, quiet or not: how many were copied. */
 size_t console_tail(struct console *c, char *buf, size_t len);
@@ -144,6 +153,10 @@ struct dev_host {
 			     uint64_t result_gpa, int *stop);
 	/* Non-zero once the run is ending: long work for the guest stops early. */
 	int (*stopping)(void *cookie);
+	/* A PC guest's devices (pc.c): it reset the machine (why: what it did). */
+	void (*reset)(void *cookie, unsigned vcpu, const char *why);
+	/* The boot timer's first MVM_BOOT_TIMER_MAGIC: /init started. */
+	void (*init_start)(void *cookie, unsigned vcpu);
 };
 
 /* Claim MVM_HC_PORT; host must outlive the bus. 0 or -errno. */
@@ -153,5 +166,30 @@ __attribute__((warn_unused_result)) int hypercalls_register(const struct dev_hos
 /* exitport.c: MVM_EXIT_PORT, the simplest way out for a hand-written guest. 0 or -errno. */
 __attribute__((warn_unused_result)) int exitport_register(const struct dev_host *host,
 							  struct io_bus *pio);
+
+/*
+ * pc.c: what a Linux guest needs of a PC besides the console: a CMOS clock
+ * (ports 0x70/0x71, the host's UTC time, never "update in progress"), the
+ * i8042's reset line (0xFE to port 0x64 ends the run: host->reset), and
+ * the boot timer (MVM_BOOT_TIMER_PORT: host->init_start at the first
+ * MVM_BOOT_TIMER_MAGIC, later writes counted).
+ */
+struct pc_counts {
+	uint64_t cmos_reads;
+	uint64_t boot_timer_writes; /* MVM_BOOT_TIMER_MAGIC written, the first included */
+	uint64_t boot_timer_other;  /* other values written (ignored) */
+};
+struct pc_devices {
+	const struct dev_host *host;
+	pthread_mutex_t lock;
+	uint8_t cmos_index;
+	struct pc_counts n;
+};
+/* Register them; host and pc must outlive the bus. 0 or -errno. */
+__attribute__((warn_unused_result)) int pc_devices_register(struct pc_devices *pc,
+							    const struct dev_host *host,
+							    struct io_bus *pio);
+/* A copy of the counts, under the devices' lock. */
+struct pc_counts pc_devices_counts(struct pc_devices *pc);
 
 #endif /* MINIVMM_DEVICES_H */

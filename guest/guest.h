@@ -103,6 +103,8 @@ struct frontier {
 	uint64_t stride; /* bytes between points; 0: take none */
 	uint64_t next;	 /* bytes_done of the next stride point */
 	uint64_t done, total;
+	uint32_t
+		iteration; /* the pass it records (1; a restored guest's first pass after) */
 };
 /* Bytes between points: --progress-mib's, or the smallest power of two MiB giving <= 256. */
 uint64_t progress_stride(uint64_t total, uint64_t asked_mib);
@@ -116,11 +118,17 @@ uint64_t frontier_room(uint64_t total,
 struct mvm_rec_progress *progress_buffer(uint32_t n, uint64_t room);
 void frontier_init(struct frontier *f, struct mvm_rec_progress *buf, uint32_t vcpu,
 		   uint64_t total, uint64_t stride);
+/*
+ * A restored guest records the frontier of its first pass after the
+ * restore (pass `iteration`) instead: the points of the saved run's pass
+ * are from before this run began.
+ */
+void frontier_restart(struct frontier *f, uint32_t iteration);
 /* A point now: bytes_done `done`, the page written last at last_gpa. */
 static inline void frontier_mark(struct frontier *f, uint64_t done, uint64_t last_gpa)
 {
 	f->pt[f->n++] = (struct mvm_rec_progress){ .vcpu = f->vcpu,
-						   .iteration = 1,
+						   .iteration = f->iteration,
 						   .bytes_done = done,
 						   .bytes_total = f->total,
 						   .tsc = rdtsc(),

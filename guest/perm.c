@@ -271,6 +271,8 @@ static void perm_snapshot(const struct ctx *c, uint64_t pass)
 	    MVM_SNAP_RESTORED)
 		return;
 	run.useful_at = pass + 1;
+	for (uint32_t v = 0; v < run.n; v++)
+		frontier_restart(&run.fr[v], (uint32_t)run.useful_at);
 	if (pass == run.o.iterations)
 		mark(MVM_MARK_FIRST_USEFUL_WORK);
 }
@@ -301,7 +303,8 @@ int perm_main(const struct ctx *c)
 		send_records(MVM_REC_SWEEP, run.recs, 0); /* counting starts */
 	run.useful_at = 1;
 	for (uint64_t it = 1; it <= run.o.iterations; it++) {
-		struct frontier *f = it == 1 && run.stride_bytes ? &run.fr[c->cpu] : NULL;
+		struct frontier *f =
+			it == run.useful_at && run.stride_bytes ? &run.fr[c->cpu] : NULL;
 		uint64_t every = f ? run.stride_bytes / PAGE : ~0ULL, t0, t1;
 		char v = (char)(1 + (it - 1) % 255); /* never 0, never the last pass's */
 		struct mvm_rec_sweep *r = &run.recs[c->cpu];

@@ -247,6 +247,8 @@ static void flat_snapshot(const struct ctx *c, uint64_t pass)
 	if (snapshot_take(c, run.flat_region, run.n * share, pass) != MVM_SNAP_RESTORED)
 		return;
 	run.useful_at = pass + 1;
+	for (uint32_t v = 0; v < run.n; v++)
+		frontier_restart(&run.fr[v], (uint32_t)run.useful_at);
 	if (pass == run.o.iterations)
 		mark(MVM_MARK_FIRST_USEFUL_WORK);
 }
@@ -332,7 +334,8 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 							     .vcpu = c->cpu };
 				if (flat) {
 					measure_flat(c, r, p, mib,
-						     it == 1 ? &run.fr[c->cpu] : NULL);
+						     it == run.useful_at ? &run.fr[c->cpu]
+									 : NULL);
 					p += mib * MIB;
 				} else {
 					measure_sweep(c, r, mib);

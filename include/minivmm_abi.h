@@ -81,20 +81,26 @@
 #define MVM_ABI_VERSION 5
 #define MVM_ABI_OLDEST	1 /* the oldest image version that still runs (above) */
 
-#define MVM_IMAGE_MAGIC	     "MINIVMM"
-#define MVM_LOAD_GPA	     0x100000ULL
-#define MVM_BOOTINFO_GPA     0x10000ULL
-#define MVM_BOOTINFO_MAX     (MVM_LOAD_GPA - MVM_BOOTINFO_GPA)
-#define MVM_ENTRY_PT_GPA     0x1000ULL /* PML4, PDPT, PD: 3 pages */
-#define MVM_ENTRY_MAP_BYTES  (1ULL << 30)
-#define MVM_RAM_ALIGN_BYTES  (2ULL << 20) /* guest RAM is whole 2 MiB pages */
-#define MVM_PAGE_BYTES	     4096ULL
-#define MVM_HC_PORT	     0x0510
-#define MVM_DEBUGCON_PORT    0x00e9 /* QEMU/Bochs debug console */
-#define MVM_COM1_PORT	     0x03f8
-#define MVM_EXIT_PORT	     0x00f4 /* an OUT here ends the run, the value its status */
-#define MVM_MAX_GUEST_ARGS   64	    /* minivmm,args entries */
-#define MVM_GUEST_ARGS_BYTES 2048   /* minivmm,args length, NULs included */
+#define MVM_IMAGE_MAGIC	    "MINIVMM"
+#define MVM_LOAD_GPA	    0x100000ULL
+#define MVM_BOOTINFO_GPA    0x10000ULL
+#define MVM_BOOTINFO_MAX    (MVM_LOAD_GPA - MVM_BOOTINFO_GPA)
+#define MVM_ENTRY_PT_GPA    0x1000ULL /* PML4, PDPT, PD: 3 pages */
+#define MVM_ENTRY_MAP_BYTES (1ULL << 30)
+#define MVM_RAM_ALIGN_BYTES (2ULL << 20) /* guest RAM is whole 2 MiB pages */
+#define MVM_PAGE_BYTES	    4096ULL
+#define MVM_HC_PORT	    0x0510
+#define MVM_DEBUGCON_PORT   0x00e9 /* QEMU/Bochs debug console */
+#define MVM_COM1_PORT	    0x03f8
+#define MVM_EXIT_PORT	    0x00f4 /* an OUT here ends the run, the value its status */
+/* A Linux guest (--kernel): its /init writes the byte MVM_BOOT_TIMER_MAGIC to
+ * MVM_BOOT_TIMER_PORT (an 8-bit OUT, after ioperm) the moment it starts: the
+ * init_start mark. The first write is kept, later ones are counted. Not used
+ * by minivmm images, so no MVM_ABI_VERSION change. */
+#define MVM_BOOT_TIMER_PORT  0x0514
+#define MVM_BOOT_TIMER_MAGIC 123  /* Firecracker's boot-timer byte */
+#define MVM_MAX_GUEST_ARGS   64	  /* minivmm,args entries */
+#define MVM_GUEST_ARGS_BYTES 2048 /* minivmm,args length, NULs included */
 
 /* Boot-info node and property names: the VMM writes them, the firmware reads them. */
 #define MVM_FDT_COMPATIBLE    "minivmm"

@@ -326,6 +326,28 @@ static int set_roofline(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_kernel(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--kernel: an empty path");
+	cfg->vm.kernel_path = arg;
+	return 0;
+}
+
+static int set_initrd(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--initrd: an empty path");
+	cfg->vm.initrd_path = arg;
+	return 0;
+}
+
+static int set_cmdline(struct config *cfg, const char *arg)
+{
+	cfg->vm.cmdline = arg;
+	return 0;
+}
+
 static int set_trace(struct config *cfg, const char *arg)
 {
 	cfg->trace_path = arg;
@@ -648,6 +670,8 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		other = "--snapshot-continue is about --snapshot: add --snapshot DIR";
 	else if (cfg->restore_mode && !cfg->restore_dir)
 		other = "--restore-mode is about --restore: add --restore DIR";
+	else if ((cfg->snapshot_dir || cfg->restore_dir) && cfg->vm.kernel_path)
+		other = "--snapshot and --restore save and run the minivmm guest; a Linux guest's (--kernel) is not built";
 	else if (cfg->snapshot_dir && cfg->restore_dir)
 		other = "--snapshot of a restored guest is not built: restore, or snapshot, one at a time";
 	else if (cfg->snapshot_dir && (cfg->compare || cfg->repeat > 1))
@@ -693,6 +717,7 @@ FLAG(mem_grow, vm.mem_grow)
 FLAG(mem_any_fs, vm.mem_any_fs)
 FLAG(dry_run, dry_run)
 FLAG(snapshot_continue, snapshot_continue)
+FLAG(kernel_anyway, vm.kernel_anyway)
 #undef FLAG
 
 /* Every option once: getopt's tables and --help are made from these rows. */
@@ -1014,6 +1039,52 @@ static const struct opt {
 	  NULL,
 	  NULL,
 	  flag_raw },
+	{ "kernel",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "boot this Linux kernel (an x86-64 bzImage, boot protocol",
+	    ">= 2.12) instead of a guest image; its /init gets the",
+	    "arguments after -- (a PC: irqchip, PIT, COM1 with IRQ 4,",
+	    "CMOS clock, MP table; refused on PVM: see --kernel-anyway)" },
+	  set_kernel,
+	  NULL,
+	  NULL },
+	{ "initrd",
+	  0,
+	  required_argument,
+	  "FILE",
+	  { "--kernel: this initramfs (cpio, compressed or not)" },
+	  set_initrd,
+	  NULL,
+	  NULL },
+	{ "cmdline",
+	  0,
+	  required_argument,
+	  "STRING",
+	  { "--kernel: the kernel command line (default: a fast boot,",
+	    "'" LINUX_CMDLINE_1, LINUX_CMDLINE_2 "'); ' -- ' and",
+	    "the arguments after -- are appended" },
+	  set_cmdline,
+	  NULL,
+	  NULL },
+	{ "append",
+	  0,
+	  required_argument,
+	  "STRING",
+	  { "the same as --cmdline (QEMU's name)" },
+	  set_cmdline,
+	  NULL,
+	  NULL },
+	{ "kernel-anyway",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "--kernel on PVM, where guest kernel code is emulated",
+	    "(a boot takes minutes): try anyway (default: refused)" },
+	  NULL,
+	  NULL,
+	  flag_kernel_anyway },
 	{ "explain",
 	  0,
 	  no_argument,
@@ -1359,6 +1430,18 @@ int options_parse(int argc, char **argv, struct config *cfg)
 	}
 	if (check_snapshot(cfg, msg, sizeof(msg)))
 		return bad("%s", msg);
+	if ((cfg->vm.initrd_path || cfg->vm.cmdline || cfg->vm.kernel_anyway) &&
+	    !cfg->vm.kernel_path)
+		return bad("--%s is about a Linux guest: add --kernel FILE",
+			   cfg->vm.initrd_path ? "initrd"
+			   : cfg->vm.cmdline   ? "cmdline"
+					       : "kernel-anyway");
+	if (cfg->vm.kernel_path && cfg->vm.eager == EAGER_TOUCH)
+		return bad(
+			"--eager=touch is the minivmm guest's (its firmware writes each vCPU's slice); a Linux guest takes --eager, --eager=populate, --eager=prefault or --eager=background");
+	if (cfg->vm.kernel_path && cfg->vm.raw)
+		return bad(
+			"--raw is about a guest image; --kernel boots a Linux bzImage");
 	delay_given = cfg->vm.uffd_delay_us != UFFD_DELAY_UNSET;
 	if (!delay_given)
 		cfg->vm.uffd_delay_us = 0;
@@ -1376,6 +1459,17 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		cfg->vm.guest_path = NULL;
 		if (optind < argc)
 			optind++; /* the "--" */
+	}
+	if (cfg->vm.kernel_path && img >= 0)
+		return bad(
+			"--kernel %s boots a Linux guest, and '%s' would be a minivmm guest image too: give one (the Linux workload's arguments go after --)",
+			cfg->vm.kernel_path, cfg->vm.guest_path);
+	if (cfg->vm.kernel_path) {
+		/* The guest is the kernel's file: what names a guest names it. */
+		cfg->vm.guest_path = cfg->vm.kernel_path;
+		cfg->vm.guest_argc = argc - optind;
+		cfg->vm.guest_argv = argv + optind;
+		return 0;
 	}
 	/* "--eager populate g.bin": getopt's optional arguments need '='. */
 	for (unsigned i = EAGER_AUTO; i < EAGER_STRATEGY_COUNT && img >= 1; i++)

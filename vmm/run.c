@@ -42,6 +42,9 @@ struct run {
 	struct restore_facts rf;
 	struct gpa_range *extents;
 	int restored;
+	struct linux_boot *lx; /* --kernel: the Linux guest, read and checked likewise */
+	struct pc_devices pc;  /* --kernel: its CMOS clock, i8042, boot timer */
+	struct pc_counts pc_counts; /* ... what they counted, once the vCPUs stopped */
 };
 
 /* --- the devices' host: what the hypercall port asks of the VMM ------------ */
@@ -159,6 +162,80 @@ static uint32_t on_snapshot(void *cookie, unsigned vcpu, const struct mvm_hc_sna
 	return MVM_SNAP_RESTORED;
 }
 
+/* The boot timer: /init's first write (the kernel's boot is over). */
+static void on_init_start(void *cookie, unsigned vcpu)
+{
+	struct run *r = cookie;
+
+	(void)vcpu;
+	timeline_mark(r->tl, PHASE_INIT_START);
+}
+
+/* COM1's interrupt line (IRQ 4) for a Linux guest. */
+static void on_irq(void *cookie, unsigned line, int level)
+{
+	struct run *r = cookie;
+
+	vm_irq_line(r->vm, line, level);
+}
+
+#define PANIC_TAIL_BYTES 2048
+#define PANIC_LINES	 6 /* the panic's last console lines in the message */
+
+/*
+ * A Linux guest reset the machine (i8042, triple fault): after a "Kernel
+ * panic" line on its console it panicked (exit 4, with the panic's last
+ * lines); otherwise it rebooted itself, the end of its run.
+ */
+static void guest_reset(struct run *r, unsigned vcpu, const char *why, int crashed)
+{
+	char tail[PANIC_TAIL_BYTES + 1], *panic, *last;
+	size_t n;
+	int lines = 0;
+
+	console_flush(r->console, vcpu);
+	n = console_tail(r->console, tail, PANIC_TAIL_BYTES);
+	tail[n] = '\0';
+	panic = strstr(tail, "Kernel panic");
+	if (panic) {
+		/* From the panic line on, at most PANIC_LINES lines, the last ones. */
+		for (last = tail + n; last > panic && lines <= PANIC_LINES; last--)
+			if (last[-1] == '\n' && ++lines > PANIC_LINES)
+				break;
+		for (char *c = last; *c; c++)
+			if (*c == '\n')
+				*c = '|';
+		vm_finish(r->vm, END_GUEST_PANIC, 0,
+			  "guest kernel panicked (vCPU %u, then %s): %s", vcpu, why,
+			  last);
+	} else if (crashed) {
+		vm_finish(r->vm, END_GUEST_CRASH, 0,
+			  "guest crashed on vCPU %u: %s, with no panic on its console%s",
+			  vcpu, why,
+			  timeline_time(r->tl, PHASE_INIT_START) > 0
+				  ? ""
+				  : " (before /init started)");
+	} else {
+		vm_finish(
+			r->vm, END_GUEST_RESET, 0,
+			"guest reset the machine (vCPU %u: %s) without reporting an exit status",
+			vcpu, why);
+	}
+}
+
+static void on_reset(void *cookie, unsigned vcpu, const char *why)
+{
+	guest_reset(cookie, vcpu, why, 0);
+}
+
+static void vcpu_shutdown(void *cookie, unsigned vcpu, const char *regs)
+{
+	char why[448];
+
+	snprintf(why, sizeof(why), "triple fault (%s)", regs);
+	guest_reset(cookie, vcpu, why, 1);
+}
+
 static int on_stopping(void *cookie)
 {
 	struct run *r = cookie;
@@ -173,6 +250,7 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 {
 	int out[ARRAY_SIZE(r->o.out->fds) + 2], dirs[ARRAY_SIZE(r->o.out->dirfds) + 1], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
+				 .irq_vm_fd = r->lx ? vm_fd(r->vm) : -1,
 				 .out_fds = out,
 				 .nout = r->o.out->n,
 				 .dir_fds = dirs,
@@ -244,10 +322,33 @@ static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
 	return -1;
 }
 
+/*
+ * A Linux guest on PVM: its kernel code is emulated, about 1.2 M
+ * instructions/s here, so a boot takes minutes. Refused (exit 3) with the
+ * rig line that runs the same command on an emulated AMD KVM, unless
+ * --kernel-anyway.
+ */
+static int linux_refused(struct run *r, const struct platform *plat)
+{
+	const char *words[r->cfg->argc > 1 ? r->cfg->argc : 1];
+	char line[1024];
+	int n = 0;
+
+	if (strcmp(plat->kvm, "pvm") || r->cfg->vm.kernel_anyway)
+		return 0;
+	for (int i = 1; i < r->cfg->argc; i++)
+		words[n++] = r->cfg->argv[i];
+	setup_fail(
+		r, END_PLATFORM,
+		"--kernel: this /dev/kvm is PVM, where guest kernel code is emulated (about 1.2 M instructions/s): a Linux boot takes minutes here. Run the same line on an emulated AMD KVM with nested paging: make rig RIG=tdp ARGS='%s'; or add --kernel-anyway to try it here",
+		suggest_cmdline(line, sizeof(line), words, n));
+	return 1;
+}
+
 struct run *run_new(const struct config *cfg, const struct run_opts *o)
 {
 	struct run *r = calloc(1, sizeof(*r));
-	struct vm_hooks hooks = { r, vcpu_enter, vcpu_leave, vcpu_ran };
+	struct vm_hooks hooks = { r, vcpu_enter, vcpu_leave, vcpu_ran, vcpu_shutdown };
 
 	if (!r)
 		return NULL;
@@ -276,7 +377,9 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 				   .records = on_records,
 				   .mark = on_mark,
 				   .snapshot = on_snapshot,
-				   .stopping = on_stopping };
+				   .stopping = on_stopping,
+				   .reset = on_reset,
+				   .init_start = on_init_start };
 	r->dir = (struct snap_dir){ .tmp_fd = -1, .state_fd = -1, .mem_fd = -1 };
 	r->restored = cfg->restore != NULL;
 	if (cfg->snapshot_dir && !(r->log = snap_log_create())) {
@@ -292,7 +395,12 @@ int run_register_devices(struct run *r)
 	int e = hypercalls_register(&r->hc, pio);
 
 	e = e ?: console_register(r->console, pio);
-	return e ?: exitport_register(&r->hc, pio);
+	e = e ?: exitport_register(&r->hc, pio);
+	if (!e && r->lx) {
+		console_set_irq(r->console, on_irq, r, LINUX_COM1_IRQ);
+		e = pc_devices_register(&r->pc, &r->hc, pio);
+	}
+	return e;
 }
 
 static int check_guest_args(struct run *r)
@@ -302,11 +410,40 @@ static int check_guest_args(struct run *r)
 
 	for (int i = 0; i < cfg->guest_argc; i++)
 		total += strlen(cfg->guest_argv[i]) + 1;
+	/* A Linux guest's arguments are on its command line: cmdline_size bounds them. */
+	if (cfg->kernel_path)
+		return 0;
 	if (cfg->guest_argc > MVM_MAX_GUEST_ARGS || total > MVM_GUEST_ARGS_BYTES)
 		return setup_fail(
 			r, END_USAGE,
 			"guest arguments: %d arguments, %zu bytes (limit %d and %d)",
 			cfg->guest_argc, total, MVM_MAX_GUEST_ARGS, MVM_GUEST_ARGS_BYTES);
+	return 0;
+}
+
+/* A Linux guest: the kernel and initrd read and checked, the VM made a PC. */
+static int read_linux(struct run *r)
+{
+	const struct vm_config *cfg = &r->cfg->vm;
+	struct vm_pc_entry entry;
+	char err[768];
+	int e;
+
+	r->lx = calloc(1, sizeof(*r->lx));
+	if (!r->lx)
+		return setup_fail(r, END_HOST_ERROR, "out of memory");
+	e = linux_boot_read(r->lx, cfg->kernel_path, cfg->initrd_path, cfg->cmdline,
+			    cfg->guest_argc, cfg->guest_argv, cfg->mem_bytes, cfg->vcpus,
+			    err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE, "%s",
+				  err);
+	linux_boot_entry(r->lx, &entry);
+	vm_set_pc(r->vm, &entry);
+	if (!r->cfg->quiet)
+		printf("linux guest: %s, boot protocol %u.%02u; command line: %s\n",
+		       r->lx->k.release, r->lx->k.version >> 8, r->lx->k.version & 0xff,
+		       r->lx->cmdline);
 	return 0;
 }
 
@@ -316,7 +453,11 @@ static int read_guest(struct run *r)
 	const struct vm_config *cfg = &r->cfg->vm;
 	struct mvm_image_header hdr;
 	char err[256];
-	int e = loader_read(cfg->guest_path, &r->image, &r->image_len, err, sizeof(err));
+	int e;
+
+	if (cfg->kernel_path)
+		return read_linux(r);
+	e = loader_read(cfg->guest_path, &r->image, &r->image_len, err, sizeof(err));
 
 	if (e)
 		return setup_fail(r, END_USAGE, "%s", err);
@@ -357,6 +498,11 @@ static void place_guest(struct run *r)
 			       .argv = cfg->guest_argv };
 	char err[256];
 
+	if (r->lx) {
+		linux_boot_place(r->lx, ram);
+		timeline_mark(r->tl, PHASE_GUEST_LOADED);
+		return;
+	}
 	memcpy(mm_gpa_to_hva(ram, MVM_LOAD_GPA, r->image_len), r->image, r->image_len);
 	/* check_guest_args() bounded the arguments: the FDT fits its area. */
 	if (bootinfo_build(mm_gpa_to_hva(ram, MVM_BOOTINFO_GPA, MVM_BOOTINFO_MAX),
@@ -442,6 +588,8 @@ static int setup(struct run *r)
 	platform_detect(vm);
 	if (r->o.verbose)
 		platform_print(plat, stdout);
+	if (r->lx && linux_refused(r, plat))
+		return -1;
 	if (cfg->vcpus > (unsigned)plat->max_vcpus)
 		return setup_fail(
 			r, END_USAGE,
@@ -823,10 +971,13 @@ int run_execute(struct run *r)
 
 	if (!setup(r))
 		run_guest(r);
+	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
 	timeline_mark(r->tl, PHASE_VM_EXIT);
 	paging_stop(r->paging, r->o.t_exec, timeline_time(r->tl, PHASE_GUEST_ENTRY));
 	kvmstats_close(r->stats);
 	vm_teardown(r->vm);
+	if (r->lx)
+		r->pc_counts = pc_devices_counts(&r->pc);
 	status = vm_exit_status(r->vm);
 	/* A run whose --record-touch file is lost must not look like a success. */
 	return status == EXIT_GUEST_OK && paging_record_error(r->paging) ? EXIT_HOST
@@ -854,7 +1005,9 @@ void run_view(const struct run *r, struct run_view *v)
 				.tl = r->tl,
 				.rec = r->rec,
 				.snapshot = r->cfg->snapshot_dir ? &r->snap : NULL,
-				.restore = r->restored ? &r->rf : NULL };
+				.restore = r->restored ? &r->rf : NULL,
+				.lx = r->lx,
+				.pc = r->lx ? &r->pc_counts : NULL };
 }
 
 struct vm *run_vm(struct run *r)
@@ -872,6 +1025,22 @@ void run_report(struct run *r, int status, int timeline)
 		fflush(stdout);
 	}
 	ending_print(&v, status, r->o.verbose, timeline);
+	if (r->lx && !r->cfg->quiet) {
+		double exec = timeline_time(r->tl, PHASE_EXEC),
+		       entry = timeline_time(r->tl, PHASE_GUEST_ENTRY),
+		       init = timeline_time(r->tl, PHASE_INIT_START);
+		char a[FMT_BYTES], b[FMT_BYTES];
+
+		if (init > 0)
+			printf("linux guest %s: time to init %s (the kernel's boot, guest_entry to init_start: %s)\n",
+			       r->lx->k.release, fmt_duration(a, init - exec),
+			       fmt_duration(b, init - entry));
+		else
+			printf("linux guest %s: /init never started (no write of %d to the boot timer, port 0x%x)\n",
+			       r->lx->k.release, MVM_BOOT_TIMER_MAGIC,
+			       MVM_BOOT_TIMER_PORT);
+		fflush(stdout);
+	}
 	if (r->o.verbose) {
 		paging_report(&v, stdout);
 		numa_report(vm_numa(r->vm), NUMA_AUDIT_AT_EXIT, stdout);
@@ -884,6 +1053,8 @@ void run_free(struct run *r)
 	if (!r)
 		return;
 	free(r->image);
+	linux_boot_free(r->lx);
+	free(r->lx);
 	vm_free(r->vm);
 	console_free(r->console);
 	eager_free(r->eager);

@@ -382,6 +382,44 @@ def _auto_one_vcpu(d):
             and numa(d, "nodes_left_out") == hn - 1 and _pinned(d, nodes=1))
 
 
+# --- the Linux guest (make linux-guest; run_linux cases, the tdp rig) -----------------
+LINUX_CASES = ("linux-hello", "linux-lazy", "linux-prefault", "linux-smp")
+LINUX_PREFAULT_MAX = 0.1  # of lazy's first-pass faults: prefault saves >= 90%
+
+
+def phase_index(doc, name):
+    """Where phase NAME is in the timeline, None when the run did not reach it."""
+    for i, p in enumerate(doc.get("timeline") or []):
+        if isinstance(p, dict) and p.get("phase") == name:
+            return i
+    return None
+
+
+def phase_member(doc, name, key):
+    for p in doc.get("timeline") or []:
+        if isinstance(p, dict) and p.get("phase") == name:
+            return p.get(key)
+    return None
+
+
+def _reached_init(d):
+    """The kernel ran /init (the boot-timer write): init_start after guest_entry, with counters."""
+    i, e = phase_index(d, "init_start"), phase_index(d, "guest_entry")
+    return i is not None and e is not None and e < i and isinstance(phase_stats(d, "init_start"), dict)
+
+
+def _init_before_work(d):
+    i, w = phase_index(d, "init_start"), phase_index(d, "first_useful_work")
+    return (_reached_init(d) and w is not None and i < w
+            and le(phase_member(d, "init_start", "end_ms"), phase_member(d, "first_useful_work", "end_ms")))
+
+
+def _linux_flat(d):
+    """flat's records arrived from Linux user space: one per size and pass, the first pass faulted."""
+    recs = [r for r in d.get("sweep") or [] if r.get("workload") == "flat"]
+    return first_ran(d) and len(recs) > 0 and all(gt(r.get("pages"), 0) for r in recs)
+
+
 def checks(vendor):
     """Every check of a case's JSON: (name, case, what it asserts, predicate)."""
     return [
@@ -443,6 +481,16 @@ def checks(vendor):
          _remote_bind),
         ("numa-touch-local", "numa-touch", "the guest's touch pass on each vCPU's node: >= 99% local at exit",
          _touch_local),
+        # The Linux guest: Debian's kernel to /init, flat's records from user space.
+        ("linux-reaches-init", "linux-hello", "init_start (the boot-timer write) after guest_entry, with counters",
+         _reached_init),
+        ("linux-init-before-first-useful-work", "linux-lazy", "init_start before first_useful_work",
+         _init_before_work),
+        ("linux-flat-records", "linux-lazy", "flat's records from Linux user space, the first pass measured",
+         _linux_flat),
+        ("linux-lazy-first-pass-faults", "linux-lazy", "first pass pf_taken > 0",
+         lambda d: first_ran(d) and gt(fget(d, "pf_taken"), 0)),
+        ("linux-smp-reaches-init", "linux-smp", "init_start with --vcpus 2", lambda d: _reached_init(d) and cfg(d, "vcpus") == 2),
     ]
 
 
@@ -467,12 +515,15 @@ EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "uffd", "populate", 
     ("raw", 1, "guest exited with status 7"),
     ("numa-too-big", 3, r"--numa: node 1 cannot hold its 1024 MiB of guest RAM: it has [0-9]+ MiB free"),
     ("numa-too-few-vcpus", 2, r"--numa=0,1: 2 nodes need at least 2 vCPUs"),
-]
+    # hello --exit 7 in the Linux guest: /init's MVM_HC_EXIT carries the workload's status.
+    ("linux-hello", 1, "guest exited with status 7"),
+] + [(c, 0, "") for c in ("linux-lazy", "linux-prefault", "linux-smp")]
 
 # Verdicts that are neither an exit status nor a check of one case's JSON.
 OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "auto-says-prefault",
                 "demand-one-npt-fault-per-fault", "numa-nodes", "numa-guest-sees-nodes", "numa-line",
-                "bg-auto-says-prefault", "bg-prefault-faults-below-lazy", "bg-prefault-frontier-faults-below-lazy"]
+                "bg-auto-says-prefault", "bg-prefault-faults-below-lazy", "bg-prefault-frontier-faults-below-lazy",
+                "linux-prefault-saves-90pct", "linux-smp-sees-2-cpus"]
 
 # The order of the verdicts after the exit statuses and the console lines.
 JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
@@ -487,7 +538,9 @@ JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "l
               "numa-first-touch-local", "numa-remote-first-touch", "numa-remote-bind-local", "numa-touch-local",
               "bg-auto-chooses-prefault", "bg-auto-says-prefault", "bg-prefault-spare-vcpu",
               "bg-prefault-faults-below-lazy", "bg-prefault-frontier-spare-vcpu",
-              "bg-prefault-frontier-faults-below-lazy"]
+              "bg-prefault-frontier-faults-below-lazy", "linux-reaches-init", "linux-init-before-first-useful-work",
+              "linux-flat-records", "linux-lazy-first-pass-faults", "linux-prefault-saves-90pct",
+              "linux-smp-reaches-init", "linux-smp-sees-2-cpus"]
 
 FLAT_CASES = ("lazy", "uffd", "populate", "prefault", "thp", "thp-prefault")
 PER_FAULT_COUNTERS = ("pf_taken", "exits", "insn_emulation", "mmu_pte_write")
@@ -618,6 +671,64 @@ class Judge:
         else:
             self.no(name, "%s.json: first-pass pf_taken %s, lazy's %s, covered first %s: want pf_taken <= lazy x (1 - "
                     "covered) + %g x lazy + 16" % (case, bp, lp, c, BG_SLACK))
+    def linux_prefault(self):
+        """--eager=prefault against lazy on the Linux guest's first flat pass: pf_taken falls by >= 90%."""
+        name = "linux-prefault-saves-90pct"
+        if self.skip(name, "linux-prefault"):
+            return
+        lazy, pre = _load(self.path("linux-lazy", ".json")), _load(self.path("linux-prefault", ".json"))
+        try:
+            lp, pp = fget(lazy, "pf_taken"), fget(pre, "pf_taken")
+            good = (first_ran(lazy) and first_ran(pre) and strategy(pre) == "prefault" and lp > 0
+                    and alt(pp, 0) <= LINUX_PREFAULT_MAX * lp)
+        except (TypeError, AttributeError):
+            good, lp, pp = False, None, None
+        if good:
+            self.ok(name)
+        else:
+            self.no(name, "first flat pass pf_taken: lazy %s, prefault %s (want prefault <= %g x lazy)"
+                    % (lp, pp, LINUX_PREFAULT_MAX))
+
+    def linux_smp_cpus(self):
+        name = "linux-smp-sees-2-cpus"
+        if self.skip(name, "linux-smp"):
+            return
+        out = self.path("linux-smp", ".out")
+        if _any_line(out, r"CPUs online 2$"):
+            self.ok(name)
+        else:
+            self.no(name, "linux-smp.out has no 'CPUs online 2': %s" % _head_lines(out, 12))
+
+    def linux_table(self):
+        """The Linux boots: to /init (emulated wall time) and KVM's counters, the first flat pass."""
+        docs = [(c, _load(self.path(c, ".json"))) for c in LINUX_CASES]
+        docs = [(c, d) for c, d in docs if d is not None and phase_index(d, "init_start") is not None]
+        if not docs:
+            return
+        self.lines += ["", "%s: the Linux guest (Debian's kernel under minivmm under the emulated KVM; times are "
+                       "emulation times, ms): boot = guest_entry -> init_start" % self.rig]
+        fmt = "%-15s %9s %9s %8s %8s %8s %9s %10s %9s"
+        self.lines.append(fmt % ("case", "to_init", "boot", "exits", "io_exits", "pf_taken", "insn_emul",
+                                 "first_pf", "first_ms"))
+        for c, d in docs:
+            s = phase_stats(d, "init_start")
+            ge_ms, in_ms = phase_member(d, "guest_entry", "end_ms"), phase_member(d, "init_start", "end_ms")
+
+            def g(k):
+                return jq_text(alt(member(s, k) if isinstance(s, dict) else None, 0))
+
+            boot = "-" if ge_ms is None or in_ms is None else "%.0f" % (in_ms - ge_ms)
+            fp = fget(d, "pf_taken")
+            fms = phase_member(d, "first_useful_work", "dur_ms")
+            self.lines.append(fmt % (c, "-" if in_ms is None else "%.0f" % in_ms, boot, g("exits"), g("io_exits"),
+                                     g("pf_taken"), g("insn_emulation"), "-" if fp is None else jq_text(fp),
+                                     "-" if fms is None else "%.0f" % fms))
+        for c, d in docs:
+            s = phase_stats(d, "init_start")
+            if isinstance(s, dict):
+                why = ", ".join("%s %s" % (k, jq_text(v)) for k, v in sorted(s.items()) if k.endswith("exits"))
+                self.lines.append("%s: exits during boot (exec -> init_start): %s" % (c, why or "-"))
+
     def numa_nodes_seen(self):
         """The kernel sees as many NUMA nodes as the emulator has (init's === NUMA line)."""
         line = next((x for x in self.console if x.startswith("=== NUMA ")), "")
@@ -718,10 +829,15 @@ class Judge:
                 self.numa_guest_sees_nodes()
             elif name == "numa-line":
                 self.numa_line()
+            elif name == "linux-prefault-saves-90pct":
+                self.linux_prefault()
+            elif name == "linux-smp-sees-2-cpus":
+                self.linux_smp_cpus()
             else:
                 self.check(name, *cs[name])
         self.table(l1, took)
         self.numa_table()
+        self.linux_table()
         self.lines.append("")
         self.lines.append("%s: %d passed, %d failed, %d skipped" % (self.rig, self.passed, self.failed, self.skipped))
         return self.failed == 0 and self.passed > 0

@@ -21,6 +21,8 @@ rig_need() {
 # Two NUMA nodes (SRAT from QEMU's ACPI tables): CPU 0 and half the memory on
 # node 0, CPU 1 and the rest on node 1; the numa cases place guest RAM on them.
 rig_numa_nodes=2
+# The Linux guest's cases (run_linux in tests/rig/cases) run here.
+rig_linux=1
 rig_boot() {
 	local rc=0 m0=$((MEM_MIB / 2))
 	timeout -k 10 "$5" qemu-system-x86_64 -accel tcg,thread=single -cpu max -m "$MEM_MIB" -smp 2 \

@@ -15,6 +15,16 @@
 #include <stdint.h>
 
 #include "machine.h"
+#include "linux.h"
+
+/*
+ * Read a whole file the guest is made of (what: "guest image", "kernel",
+ * "initrd", for the messages), at most max bytes. 0, or -errno with err
+ * set (missing, unreadable, empty, too large, not a regular file); *buf is
+ * the caller's to free.
+ */
+int boot_read_file(const char *what, const char *path, uint64_t max, uint8_t **buf,
+		   uint64_t *len, char *err, size_t errlen);
 
 /* ---- image.c: the minivmm image (include/minivmm_abi.h): read, check, place ---- */
 /* Read the whole image. 0, or -errno with err set; *buf is the caller's to free. */
@@ -61,5 +71,40 @@ struct bootinfo {
 /* 0, or -ENOSPC/-EINVAL with err set. */
 int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
 		   size_t errlen);
+
+/* ---- linux_boot.c: --kernel, --initrd, --cmdline: a Linux guest, read and placed ---- */
+/* Booted fast: no PCI scan, no console chatter, reset at once on a panic (exit 4). */
+#define LINUX_CMDLINE_1	      "console=ttyS0 reboot=k panic=-1 acpi=off"
+#define LINUX_CMDLINE_2	      "pci=off i8042.noaux i8042.nomux nomodule quiet"
+#define LINUX_DEFAULT_CMDLINE LINUX_CMDLINE_1 " " LINUX_CMDLINE_2
+
+struct linux_boot {
+	struct linux_kernel k;
+	uint8_t *kernel, *initrd; /* the files, read whole */
+	uint64_t kernel_len, initrd_len, initrd_gpa;
+	char cmdline[LINUX_CMDLINE_MAX]; /* as the kernel gets it, " -- ARGS" included */
+	unsigned vcpus;
+	uint64_t mem_bytes;
+};
+
+/*
+ * Read and check the kernel and the initrd (NULL: none) for mem_bytes of
+ * RAM and vcpus vCPUs; the command line is cmdline (NULL: the default)
+ * with " -- " and the workload's arguments appended. 0, or with err set:
+ * -ENOEXEC (not a kernel this VMM can boot), another -errno (a missing
+ * file, options that do not fit it: a usage error).
+ */
+int linux_boot_read(struct linux_boot *lb, const char *kernel, const char *initrd,
+		    const char *cmdline, int argc, char *const *argv, uint64_t mem_bytes,
+		    unsigned vcpus, char *err, size_t errlen);
+/*
+ * Place it in guest RAM: the kernel at LINUX_LOAD_GPA, the initrd, the
+ * command line, the zero page, the MP table, the GDT and the entry page
+ * tables. The vCPUs' entry state to go with it: linux_boot_entry.
+ */
+void linux_boot_place(const struct linux_boot *lb, struct guest_ram *ram);
+/* Boot CPU's entry: the 64-bit entry point, RSI the zero page, GDT and CR3 as placed. */
+void linux_boot_entry(const struct linux_boot *lb, struct vm_pc_entry *e);
+void linux_boot_free(struct linux_boot *lb);
 
 #endif /* MINIVMM_BOOT_H */

@@ -14,6 +14,13 @@
  */
 int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_t errlen)
 {
+	return boot_read_file("guest image", path, MVM_IMAGE_MAX_BYTES, buf, len, err,
+			      errlen);
+}
+
+int boot_read_file(const char *what, const char *path, uint64_t max, uint8_t **buf,
+		   uint64_t *len, char *err, size_t errlen)
+{
 	struct stat st;
 	uint8_t *b = NULL;
 	ssize_t n;
@@ -21,34 +28,34 @@ int loader_read(const char *path, uint8_t **buf, uint64_t *len, char *err, size_
 
 	if (fd < 0) {
 		e = -errno;
-		snprintf(err, errlen, "guest image %s: %s", path, strerror(-e));
+		snprintf(err, errlen, "%s %s: %s", what, path, strerror(-e));
 		return e;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "guest image %s: not a regular file", path);
+		snprintf(err, errlen, "%s %s: not a regular file", what, path);
 		goto fail_close;
 	}
 	if (st.st_size == 0) {
-		snprintf(err, errlen, "guest image %s: empty file", path);
+		snprintf(err, errlen, "%s %s: empty file", what, path);
 		goto fail_close;
 	}
-	if ((uint64_t)st.st_size > MVM_IMAGE_MAX_BYTES) {
-		snprintf(err, errlen,
-			 "guest image %s: %lld bytes, larger than the %llu MiB limit",
-			 path, (long long)st.st_size, MVM_IMAGE_MAX_BYTES >> 20);
+	if ((uint64_t)st.st_size > max) {
+		snprintf(err, errlen, "%s %s: %lld bytes, larger than the %llu MiB limit",
+			 what, path, (long long)st.st_size,
+			 (unsigned long long)(max >> 20));
 		e = -EFBIG;
 		goto fail_close;
 	}
 	b = malloc((size_t)st.st_size);
 	if (!b) {
-		snprintf(err, errlen, "guest image %s: out of memory", path);
+		snprintf(err, errlen, "%s %s: out of memory", what, path);
 		e = -ENOMEM;
 		goto fail_close;
 	}
 	n = pread(fd, b, (size_t)st.st_size, 0);
 	if (n != st.st_size) {
 		e = n < 0 ? -errno : -EIO;
-		snprintf(err, errlen, "guest image %s: short read (%s)", path,
+		snprintf(err, errlen, "%s %s: short read (%s)", what, path,
 			 n < 0 ? strerror(-e) : "file changed size");
 		free(b);
 		goto fail_close;

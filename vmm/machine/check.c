@@ -34,6 +34,17 @@ static int check_kvm(const struct vm_config *cfg, char *err, size_t errlen)
 			 KVM_API_VERSION);
 		return -EPROTO;
 	}
+	if (cfg->kernel_path && !cfg->kernel_anyway) {
+		struct platform p = { 0 };
+
+		platform_kind(&p);
+		if (!strcmp(p.kvm, "pvm")) {
+			snprintf(
+				err, errlen,
+				"--kernel: this /dev/kvm is PVM, where guest kernel code is emulated (about 1.2 M instructions/s): a Linux boot takes minutes here; run the line in the AMD rig (make rig RIG=tdp ARGS='...'), or add --kernel-anyway");
+			return -EOPNOTSUPP;
+		}
+	}
 	if (cfg->eager == EAGER_PREFAULT && !pre_fault) {
 		struct platform p = { 0 };
 

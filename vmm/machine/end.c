@@ -55,6 +55,12 @@ const struct run_end_row run_ends[] = {
 	  "the guest exited with status 2 (MVM_EXIT_USAGE): its arguments are wrong" },
 	{ END_SNAPSHOT, "snapshot", EXIT_GUEST_OK,
 	  "--snapshot: the VM was saved where the guest asked, and the run ended there" },
+	{ END_GUEST_PANIC, "guest-panic", EXIT_GUEST_CRASH,
+	  "a Linux guest's kernel panicked (its last console lines are in the message)" },
+	{ END_GUEST_RESET, "guest-reset", EXIT_GUEST_OK,
+	  "a Linux guest reset the machine (i8042 0xFE) without a panic or an exit status" },
+	{ END_PLATFORM, "platform", EXIT_HOST,
+	  "this KVM cannot run the guest in useful time (--kernel on PVM without --kernel-anyway)" },
 };
 _Static_assert(ARRAY_SIZE(run_ends) == END_COUNT, "one row per enum run_end, in order");
 

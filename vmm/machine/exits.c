@@ -132,6 +132,14 @@ static enum vcpu_action on_hlt(struct vm *vm, struct vcpu *v)
 
 static enum vcpu_action on_shutdown(struct vm *vm, struct vcpu *v)
 {
+	char regs[384];
+
+	/* A PC guest's way to reset (reboot=t), or its crash: its owner sees the console. */
+	if (vm->pc && vm->hooks.shutdown) {
+		vcpu_describe(v, regs, sizeof(regs));
+		vm->hooks.shutdown(vm->hooks.cookie, v->index, regs);
+		return VCPU_STOP;
+	}
 	return crash(vm, v, "triple fault (the CPU shut down)");
 }
 

@@ -32,6 +32,8 @@ struct vm {
 	struct io_bus pio, mmio; /* mmio has no devices: every access is unclaimed */
 	int strict_io;
 	int raw; /* a --raw image: each vCPU also gets a stack (MVM_RAW_STACK_TOP) */
+	int pc;	 /* a PC guest (vm_set_pc): irqchip, PIT, its entry below */
+	struct vm_pc_entry pc_entry;
 	struct vm_hooks hooks;
 	struct numa *numa; /* --numa: the plan (vm_map_ram), NULL without */
 
@@ -57,6 +59,8 @@ void platform_kind(struct platform *p);
 /* vcpu.c */
 int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */
 int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
+/* A PC guest's vCPU: its CPUID, and vCPU 0's long-mode entry (vm->pc_entry). */
+int vcpu_set_pc_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
 void vcpu_destroy(struct vcpu *v);
 void vcpu_describe(struct vcpu *v, char *buf, size_t len);
 
@@ -188,6 +192,7 @@ enum sandbox_slot {
 	SLOT_VCPU,  /* SANDBOX_VCPU: its vCPU fd */
 	SLOT_UFFD,  /* SANDBOX_UFFD: its userfaultfd */
 	SLOT_SPARE, /* SANDBOX_EAGER: the spare vCPU it prefaults through */
+	SLOT_VM,    /* SANDBOX_VCPU of a PC guest: the VM fd, for KVM_IRQ_LINE */
 	SLOT_STATS,
 	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,
 	SLOT_DIR = SLOT_OUT + SANDBOX_MAX_OUT, /* SANDBOX_MAIN: the final rename's */

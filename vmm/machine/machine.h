@@ -88,7 +88,10 @@ enum run_end {
 	END_HOST_ERROR,	   /* an ioctl or allocation failed on the host */
 	END_USAGE,	   /* the options or the image do not fit together */
 	END_GUEST_USAGE,   /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
-	END_SNAPSHOT, /* --snapshot: saved where the guest asked, the run ends there */
+	END_SNAPSHOT,	 /* --snapshot: saved where the guest asked, the run ends there */
+	END_GUEST_PANIC, /* a Linux guest reset after "Kernel panic" on its console */
+	END_GUEST_RESET, /* a Linux guest reset the machine (i8042) without a panic */
+	END_PLATFORM,	 /* this KVM cannot run the guest usefully (--kernel on PVM) */
 	END_COUNT
 };
 
@@ -177,6 +180,9 @@ struct vm_config {
 	int strict_io;	  /* --strict-io: unclaimed port or MMIO access ends the run */
 	int raw;	  /* --raw: a flat binary without the minivmm header */
 	const char *guest_path;
+	/* --kernel: a Linux guest (a PC: vm_set_pc), with --initrd and --cmdline. */
+	const char *kernel_path, *initrd_path, *cmdline;
+	int kernel_anyway; /* --kernel-anyway: boot it on PVM too */
 	int guest_argc;
 	char **guest_argv;
 };
@@ -220,7 +226,27 @@ struct vm_hooks {
 			   int vcpu_fd);		 /* before the first KVM_RUN */
 	void (*vcpu_leave)(void *cookie, unsigned vcpu); /* after the last */
 	void (*vcpu_ran)(void *cookie, unsigned vcpu);	 /* its first KVM_RUN returned */
+	/* A PC guest shut down (triple fault): the owner ends the run (NULL: a crash). */
+	void (*shutdown)(void *cookie, unsigned vcpu, const char *regs);
 };
+
+/*
+ * A guest that is a PC (a Linux kernel), set before the vCPUs are made:
+ * KVM's in-kernel interrupt controllers (PIC, IOAPIC, local APICs) and PIT,
+ * the CPUID hypervisor bit (the KVM leaves: kvmclock), vCPU 0 entered in
+ * long mode here with this GDT and RSI, the others waiting for the INIT
+ * and SIPI that Linux sends them. The page tables are the entry tables at
+ * MVM_ENTRY_PT_GPA.
+ */
+struct vm_pc_entry {
+	uint64_t rip, rsi;
+	uint64_t gdt_base;
+	uint16_t gdt_limit;
+};
+void vm_set_pc(struct vm *vm, const struct vm_pc_entry *e);
+int vm_is_pc(const struct vm *vm);
+/* Raise (1) or lower (0) ISA interrupt line irq of a PC guest. 0 or -errno. */
+int vm_irq_line(struct vm *vm, unsigned irq, int level);
 
 /*
  * A VM with no KVM behind it yet: fds closed, buses and lock ready, the
@@ -591,6 +617,7 @@ struct sandbox_fds {
 	int vcpu_fd;	      /* SANDBOX_VCPU: the one vCPU this thread runs */
 	int uffd_fd, stop_fd; /* SANDBOX_UFFD: its userfaultfd, the stop eventfd */
 	int prefault_fd; /* SANDBOX_EAGER: the spare vCPU it prefaults through, or -1 */
+	int irq_vm_fd; /* SANDBOX_VCPU of a PC guest: the VM fd (KVM_IRQ_LINE only), or -1 */
 	const int *stats_fds; /* KVM stats fds the timeline samples */
 	unsigned nstats;
 	const int *out_fds; /* SANDBOX_MAIN: results and trace files, opened already */

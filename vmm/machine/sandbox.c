@@ -180,6 +180,12 @@ static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	r = r
 		    ?: ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
 			     SCMP_A1(SCMP_CMP_EQ, KVM_GET_SREGS)); /* vcpu_describe */
+	/* A PC guest's COM1 interrupt: the line up or down, on the VM, nothing else. */
+	if (f->irq_vm_fd >= 0)
+		r = r
+			    ?: ALLOW(ctx, ioctl, 2,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->irq_vm_fd),
+				     SCMP_A1(SCMP_CMP_EQ, KVM_IRQ_LINE));
 	return r;
 }
 

@@ -35,6 +35,9 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 	values[SLOT_VCPU] = role == SANDBOX_VCPU ? (uint32_t)f->vcpu_fd : SANDBOX_NO_FD;
 	values[SLOT_UFFD] = role == SANDBOX_UFFD ? (uint32_t)f->uffd_fd : SANDBOX_NO_FD;
 	/* Background eager without a spare (populate): the rule matches no fd. */
+	values[SLOT_VM] = role == SANDBOX_VCPU && f->irq_vm_fd >= 0
+				  ? (uint32_t)f->irq_vm_fd
+				  : SANDBOX_NO_FD;
 	values[SLOT_SPARE] = role == SANDBOX_EAGER && f->prefault_fd >= 0
 				     ? (uint32_t)f->prefault_fd
 				     : SANDBOX_NO_FD;

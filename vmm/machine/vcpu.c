@@ -104,6 +104,38 @@ int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 	return 0;
 }
 
+/*
+ * A PC guest (Linux's 64-bit boot protocol): vCPU 0 in long mode at the
+ * kernel's entry, RSI the zero page, __BOOT_CS/__BOOT_DS from the GDT the
+ * loader placed; the others keep their reset state, waiting for INIT/SIPI.
+ */
+int vcpu_set_pc_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
+{
+	const struct vm_pc_entry *e = &v->vm->pc_entry;
+	struct kvm_sregs s;
+	struct kvm_regs r = { .rip = e->rip, .rsi = e->rsi, .rflags = 0x2 };
+
+	if (ioctl(v->fd, KVM_SET_CPUID2, cpuid))
+		return -errno;
+	if (v->index != 0)
+		return 0;
+	if (ioctl(v->fd, KVM_GET_SREGS, &s))
+		return -errno;
+	s.cs = segment(MVM_SEL_KCODE, 11, 1);
+	s.ds = s.es = s.ss = s.fs = s.gs = segment(MVM_SEL_KDATA, 3, 0);
+	s.gdt.base = e->gdt_base;
+	s.gdt.limit = e->gdt_limit;
+	s.cr0 = CR0_PE | CR0_ET | CR0_NE | CR0_PG;
+	s.cr3 = MVM_ENTRY_PT_GPA;
+	s.cr4 = CR4_PAE;
+	s.efer = EFER_LME | EFER_LMA;
+	if (ioctl(v->fd, KVM_SET_SREGS, &s))
+		return -errno;
+	if (ioctl(v->fd, KVM_SET_REGS, &r))
+		return -errno;
+	return 0;
+}
+
 /* Registers for a crash report: RIP, RSP, the CR registers and the mode. */
 void vcpu_describe(struct vcpu *v, char *buf, size_t len)
 {

@@ -64,11 +64,69 @@ uint32_t vm_image_abi(const struct vm *vm)
 	return vm->image.abi_version;
 }
 
+void vm_set_pc(struct vm *vm, const struct vm_pc_entry *e)
+{
+	vm->pc = 1;
+	vm->pc_entry = *e;
+}
+
+int vm_is_pc(const struct vm *vm)
+{
+	return vm->pc;
+}
+
+int vm_irq_line(struct vm *vm, unsigned irq, int level)
+{
+	struct kvm_irq_level l = { .irq = irq, .level = level };
+
+	return ioctl(vm->vm_fd, KVM_IRQ_LINE, &l) ? -errno : 0;
+}
+
+#define PC_TSS_GPA 0xfffbd000UL /* KVM_SET_TSS_ADDR: 3 pages below the BIOS, above RAM */
+
+/* A PC's platform in the kernel: before any vCPU exists (KVM_CREATE_IRQCHIP's rule). */
+static int create_pc(struct vm *vm, char *err, size_t errlen)
+{
+	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
+	int r = 0;
+	const char *what = "KVM_SET_TSS_ADDR";
+
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, PC_TSS_GPA))
+		r = -errno;
+	if (!r && (what = "KVM_CREATE_IRQCHIP", ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0)))
+		r = -errno;
+	if (!r && (what = "KVM_CREATE_PIT2", ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit)))
+		r = -errno;
+	if (r)
+		snprintf(err, errlen, "KVM: %s (a Linux guest's PC platform): %s", what,
+			 strerror(-r));
+	return r;
+}
+
 /* The host's CPUID for the guest's vCPUs and the spares alike. */
 struct cpuid {
 	struct kvm_cpuid2 c;
 	struct kvm_cpuid_entry2 e[256];
 };
+
+#define CPUID_ECX_TSC_DEADLINE (1u << 24)
+#define CPUID_ECX_HYPERVISOR   (1u << 31)
+
+/*
+ * A PC guest is told it runs on a hypervisor: without the bit Linux ignores
+ * KVM's CPUID leaves (no kvmclock) and may hang calibrating its delay loop.
+ * The TSC-deadline timer is KVM's to emulate, and user space's to announce.
+ */
+static void pc_cpuid(struct vm *vm, struct cpuid *cpuid)
+{
+	int deadline =
+		ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
+
+	for (unsigned i = 0; i < cpuid->c.nent; i++)
+		if (cpuid->e[i].function == 1)
+			cpuid->e[i].ecx |= CPUID_ECX_HYPERVISOR |
+					   (deadline ? CPUID_ECX_TSC_DEADLINE : 0);
+}
 
 static int supported_cpuid(struct vm *vm, struct cpuid *cpuid, char *err, size_t errlen)
 {
@@ -90,6 +148,12 @@ int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
 
 	if (r)
 		return r;
+	if (vm->pc) {
+		r = create_pc(vm, err, errlen);
+		if (r)
+			return r;
+		pc_cpuid(vm, &cpuid);
+	}
 	vm->vcpus = calloc(nvcpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus) {
 		snprintf(err, errlen, "out of memory for vCPUs");
@@ -105,7 +169,8 @@ int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen)
 				 strerror(-r));
 			return r;
 		}
-		r = vcpu_set_entry(&vm->vcpus[i], &cpuid.c);
+		r = vm->pc ? vcpu_set_pc_entry(&vm->vcpus[i], &cpuid.c)
+			   : vcpu_set_entry(&vm->vcpus[i], &cpuid.c);
 		if (r) {
 			snprintf(err, errlen, "KVM: setting vCPU %u's entry state: %s", i,
 				 strerror(-r));
@@ -132,6 +197,8 @@ int vm_create_spare_vcpus(struct vm *vm, unsigned n, char *err, size_t errlen)
 
 	if (r)
 		return r;
+	if (vm->pc)
+		pc_cpuid(vm, &cpuid);
 	vm->spares = calloc(n, sizeof(*vm->spares));
 	if (!vm->spares) {
 		snprintf(err, errlen, "out of memory for spare vCPUs");

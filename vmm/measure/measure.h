@@ -50,6 +50,7 @@ enum phase {
 	PHASE_GUEST_LOADED,
 	PHASE_GUEST_ENTRY,
 	PHASE_GUEST_RESUMED, /* --restore: the first vCPU's first KVM_RUN */
+	PHASE_INIT_START,
 	PHASE_FIRMWARE_READY,
 	PHASE_WORKLOAD_START,
 	PHASE_FIRST_USEFUL_WORK,
@@ -213,6 +214,7 @@ int spreads_overlap(const struct spread *a, const struct spread *b); /* [min, ma
 /* ---- summary.c: one run seen whole, and its summary numbers --------------- */
 
 /* What the rooms above read of one run: each piece is owned by its room. */
+struct linux_boot;
 struct run_view {
 	const struct vm_config *cfg;
 	const struct vm *vm;
@@ -225,6 +227,10 @@ struct run_view {
 	const struct snapshot_facts
 		*snapshot;		     /* --snapshot: what it cost; NULL without */
 	const struct restore_facts *restore; /* --restore: how it went; NULL without */
+	const struct linux_boot
+		*lx; /* --kernel: the Linux guest (vmm/boot/), else NULL */
+	const struct pc_counts
+		*pc; /* --kernel: its PC devices' counts at the end, else NULL */
 };
 
 /* The summary's numbers, ms; negative: not measured (no eager, a phase not reached). */

@@ -30,6 +30,8 @@ const struct phase_row phases[] = {
 	  "the first vCPU about to enter the guest (its first KVM_RUN): setup ends here" },
 	{ PHASE_GUEST_RESUMED, "guest_resumed", 0,
 	  "--restore: the first vCPU about to resume the saved guest (its first KVM_RUN): restore latency ends here" },
+	{ PHASE_INIT_START, "init_start", 0,
+	  "a Linux guest's /init started: its first write of 123 to the boot timer (port 0x514); the kernel's boot ends here" },
 	{ PHASE_FIRMWARE_READY, "firmware_ready", MVM_MARK_FIRMWARE_READY,
 	  "the firmware booted (emulated CPL0 on PVM), about to enter CPL3" },
 	{ PHASE_WORKLOAD_START, "workload_start", MVM_MARK_WORKLOAD_START,

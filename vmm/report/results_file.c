@@ -1,5 +1,6 @@
 /* The results file: its schema and version, the environment, each run, the aggregates, the verdict. */
 #include "report.h"
+#include "boot.h"
 
 #include <string.h>
 
@@ -108,6 +109,31 @@ static void exit_json(struct json *j, const struct vm *vm, int status)
 	json_end_object(j);
 }
 
+/* What the guest was: a minivmm image, or a Linux kernel with its release and command line. */
+static void guest_json(const struct run_view *r, struct json *j)
+{
+	const struct linux_boot *lx = r->lx;
+	double entry = timeline_time(r->tl, PHASE_GUEST_ENTRY),
+	       init = timeline_time(r->tl, PHASE_INIT_START),
+	       exec = timeline_time(r->tl, PHASE_EXEC);
+
+	json_begin_object(j, "guest");
+	json_string(j, "kind", lx ? "linux" : "minivmm");
+	if (lx && lx->kernel) {
+		json_string(j, "kernel_release", lx->k.release);
+		json_u64(j, "boot_protocol", lx->k.version);
+		json_bytes(j, "cmdline", lx->cmdline);
+		if (r->cfg->initrd_path)
+			json_bytes(j, "initrd", r->cfg->initrd_path);
+		json_u64(j, "initrd_bytes", lx->initrd_len);
+		if (init > 0) {
+			json_double(j, "init_start_ms", (init - exec) * MSEC_PER_SEC);
+			json_double(j, "kernel_boot_ms", (init - entry) * MSEC_PER_SEC);
+		}
+	}
+	json_end_object(j);
+}
+
 /* One run's members (config, platform, eager, sweep, timeline, summary, devices, exit). */
 static void run_members(const struct run_view *r, struct json *j)
 {
@@ -146,13 +172,14 @@ static void run_members(const struct run_view *r, struct json *j)
 	if (cfg->eager_order)
 		json_string(j, "eager_order", cfg->eager_order);
 	json_string(j, "paging", paging_kind_name(cfg->paging));
-	json_bytes(j, "guest", cfg->guest_path);
+	json_bytes(j, "guest", cfg->guest_path); /* --kernel: the kernel's path */
 	json_bytes_array(j, "guest_args", cfg->guest_argv, cfg->guest_argc);
 	if (cfg->timeout_s > 0)
 		json_double(j, "timeout_s", cfg->timeout_s);
 	json_end_object(j);
 
 	ram_write_json(ram, cfg, j);
+	guest_json(r, j);
 
 	if (cfg->eager != EAGER_NONE) {
 		json_begin_object(j, "eager");
@@ -176,6 +203,14 @@ static void run_members(const struct run_view *r, struct json *j)
 	unclaimed_json(j, "unclaimed_mmio", vm_bus(vm, 1));
 	json_u64(j, "console_bytes", console_counts(r->console).bytes);
 	json_u64(j, "console_dropped", console_counts(r->console).dropped);
+	if (r->pc) {
+		const struct pc_counts n = *r->pc;
+
+		json_u64(j, "com1_irqs", console_counts(r->console).irqs);
+		json_u64(j, "cmos_reads", n.cmos_reads);
+		json_u64(j, "boot_timer_writes", n.boot_timer_writes);
+		json_u64(j, "boot_timer_other", n.boot_timer_other);
+	}
 	json_end_object(j);
 
 	exit_json(j, vm, vm_exit_status(vm));

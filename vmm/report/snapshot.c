@@ -5,7 +5,8 @@
 
 void snapshot_print(const struct snapshot_facts *f, FILE *out)
 {
-	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES];
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES], d[FMT_BYTES], e[FMT_BYTES],
+		g[FMT_BYTES];
 
 	fprintf(out,
 		"snapshot: %s written in %s: memory %s of data in %llu extents (of %s RAM; %s resident) in %s (%.2f GiB/s), state %s\n",
@@ -13,7 +14,7 @@ void snapshot_print(const struct snapshot_facts *f, FILE *out)
 		(unsigned long long)f->extents, fmt_size(c, (double)f->ram_bytes),
 		fmt_size(d, (double)f->resident_bytes), fmt_duration(e, f->memory_s),
 		gib_per_s((double)f->data_bytes, f->memory_s),
-		fmt_size(c, (double)f->state_bytes));
+		fmt_size(g, (double)f->state_bytes));
 }
 
 void restore_print(const struct restore_facts *f, FILE *out)

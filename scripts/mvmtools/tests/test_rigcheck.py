@@ -120,6 +120,28 @@ CASES["bg-auto"] = background(0, None)
 CASES["bg-auto"]["eager"]["requested"] = "auto"
 CASES["bg-prefault"] = background(3000, 0.2)  # lazy's 4096 x 0.8 = 3277, + 2% + 16
 CASES["bg-prefault-frontier"] = background(1500, 0.5, order="frontier")
+
+
+def linux(first=None, strategy=None, vcpus=1):
+    """A Linux guest's run: the boot phases, init_start, and (with FIRST) flat's two passes."""
+    tl = [phase("guest_entry"), phase("init_start", exits=2600, io_exits=2500, pf_taken=40)]
+    tl[1].update(start_ms=1, end_ms=3600)
+    d = {"config": {"mem_bytes": 256 << 20, "vcpus": vcpus, "backing": "anon", "backing_page_bytes": 4096},
+         "timeline": tl}
+    if first is not None:
+        d["sweep"] = [{"workload": "flat", "iteration": 1, "size_mib": 16, "guest_mapping": "demand", "vcpu": 0,
+                       "pages": 4096}]
+        tl += [phase("workload_start"), phase("first_useful_work", **first), phase("workload_end", pf_taken=0)]
+        for p in tl[2:]:
+            p.update(start_ms=3600, end_ms=5000)
+    if strategy:
+        d["eager"] = {"requested": strategy, "strategy": strategy}
+    return d
+
+
+LINUX = {"linux-hello": linux(), "linux-lazy": linux({"pf_taken": 4200}),
+         "linux-prefault": linux({"pf_taken": 12}, strategy="prefault"), "linux-smp": linux(vcpus=2)}
+CASES.update(LINUX)
 ERRORS = {"exit-status": "minivmm: guest exited with status 7 (vCPU 0)",
           "fault": "minivmm: guest page fault at rip 0x1000, fault address 0x40000000000",
           "ud2": "minivmm: guest aborted on vCPU 0: unhandled exception 6 (#UD invalid opcode)",
@@ -130,7 +152,8 @@ ERRORS = {"exit-status": "minivmm: guest exited with status 7 (vCPU 0)",
           "raw": "minivmm: guest exited with status 7 (vCPU 0)",
           "numa-too-big": "minivmm: guest RAM: --numa: node 1 cannot hold its 1024 MiB of guest RAM: it has 700 MiB "
                           "free (MemFree in /sys/devices/system/node/node1/meminfo)",
-          "numa-too-few-vcpus": "minivmm: guest RAM: --numa=0,1: 2 nodes need at least 2 vCPUs, one or more on each"}
+          "numa-too-few-vcpus": "minivmm: guest RAM: --numa=0,1: 2 nodes need at least 2 vCPUs, one or more on each",
+          "linux-hello": "minivmm: guest exited with status 7 (vCPU 0)"}
 
 
 class Judge(unittest.TestCase):
@@ -151,6 +174,7 @@ class Judge(unittest.TestCase):
         self.write("bg-auto.out", "eager: background prefault (MADV_POPULATE_WRITE + KVM_PRE_FAULT_MEMORY) [auto], "
                    "order front, 1 thread of its own: 0.06 GiB in 10.0 ms (6.00 GiB/s) beside the guest\n")
         self.write("numa-bind.out", NUMA_OUT)
+        self.write("linux-smp.out", "hello from Linux 6.12.118+deb12-amd64 (x86_64)\nRAM 240 MiB, 200 MiB free; CPUs online 2\n")
         self.log = os.path.join(self.tmp, "console.log")
         with open(self.log, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -269,6 +293,40 @@ class Judge(unittest.TestCase):
         with open(self.log, "w") as f:
             f.write(log)
         self.assertEqual(self.judge()[2], ["numa-nodes"])
+
+    def test_linux_checks_can_fail(self):
+        def stats(name):
+            return lambda d: [p for p in d["timeline"] if p["phase"] == name][0]["stats"]
+
+        self.assertEqual(self.mutate("linux-prefault", lambda d: stats("first_useful_work")(d).update(pf_taken=500)),
+                         ["linux-prefault-saves-90pct"])
+        self.assertEqual(self.mutate("linux-lazy", lambda d: stats("first_useful_work")(d).update(pf_taken=0)),
+                         ["linux-lazy-first-pass-faults", "linux-prefault-saves-90pct"])
+        # /init never ran: no init_start phase.
+        self.assertEqual(self.mutate("linux-hello", lambda d: d["timeline"].pop(1)), ["linux-reaches-init"])
+        # init_start after the workload's first pass (its end later on the clock).
+        self.assertEqual(self.mutate("linux-lazy", lambda d: d["timeline"][1].update(end_ms=9000)),
+                         ["linux-init-before-first-useful-work"])
+        self.assertEqual(self.mutate("linux-smp", lambda d: d["config"].update(vcpus=1)), ["linux-smp-reaches-init"])
+        self.write("linux-smp.out", "CPUs online 1\n")
+        self.assertEqual(self.judge()[2], ["linux-smp-sees-2-cpus"])
+
+    def test_linux_skipped_without_linux(self):
+        """A rig with linux=0 (vmx): the Linux cases say SKIP."""
+        with open(self.log) as f:
+            log = [x for x in f.read().split("\n") if not x.startswith("=== STATUS linux-")]
+        log += ["=== SKIP %s (this rig does not boot the Linux guest: linux=0)" % c for c in rigcheck.LINUX_CASES]
+        with open(self.log, "w") as f:
+            f.write("\n".join(log) + "\n")
+        for c in rigcheck.LINUX_CASES:
+            for ext in (".json", ".out", ".err"):
+                p = os.path.join(self.out, c + ext)
+                if os.path.exists(p):
+                    os.remove(p)
+        good, j, failed = self.judge()
+        self.assertEqual(failed, [])
+        self.assertTrue(good)
+        self.assertIn("SKIP tdp/linux-prefault-saves-90pct: (this rig does not boot the Linux guest: linux=0)", j.lines)
 
     def test_cpulist(self):
         self.assertEqual(rigcheck.cpulist("0-2,5"), {0, 1, 2, 5})

@@ -67,6 +67,7 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 	struct sandbox_fds f = { .vcpu_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VCPU),
 				 .uffd_fd = (int)SANDBOX_PLACEHOLDER(SLOT_UFFD),
 				 .prefault_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SPARE),
+				 .irq_vm_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VM),
 				 .stop_fd = SANDBOX_NO_FD,
 				 .stats_fds = stats,
 				 .nstats = SANDBOX_MAX_STATS,

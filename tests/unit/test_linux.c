@@ -1,0 +1,175 @@
+/* Unit tests: the Linux boot protocol's builders (vmm/boot/linux.c, mptable.c) and COM1's IRQ line. */
+#include <errno.h>
+
+#include "check.h"
+#include "app.h"
+
+/* A bzImage's first 4 KiB and a kernel after it: the fields linux_kernel_check reads. */
+static size_t make_bzimage(uint8_t *b, size_t cap, uint16_t version, uint16_t xlf)
+{
+	uint32_t syssize = 4096 / 16, init = 4 << 20, initrd_max = 0x37ffffff, cl = 2047;
+	uint64_t pref = 0x1000000;
+
+	memset(b, 0, cap);
+	b[BP_SETUP_SECTS] = 1; /* setup: 1024 bytes */
+	memcpy(b + BP_SYSSIZE, &syssize, 4);
+	b[BP_JUMP] = 0xeb;
+	b[BP_JUMP + 1] = 0x66;
+	memcpy(b + BP_HEADER, "HdrS", 4);
+	memcpy(b + BP_VERSION, &version, 2);
+	b[BP_KERNEL_VERSION] = 0x00;
+	b[BP_KERNEL_VERSION + 1] = 0x01; /* the string at 0x300 */
+	strcpy((char *)b + 0x300, "6.1.2-test (x@y) #1");
+	memcpy(b + BP_INITRD_MAX, &initrd_max, 4);
+	memcpy(b + BP_XLOADFLAGS, &xlf, 2);
+	memcpy(b + BP_CMDLINE_SIZE, &cl, 4);
+	memcpy(b + BP_PREF_ADDRESS, &pref, 8);
+	memcpy(b + BP_INIT_SIZE, &init, 4);
+	return 1024 + 4096;
+}
+
+static uint8_t sum8(const uint8_t *p, size_t n)
+{
+	uint8_t s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s = (uint8_t)(s + p[i]);
+	return s;
+}
+
+void test_linux_boot(void)
+{
+	static uint8_t img[8192], zp[4096];
+	struct linux_kernel k;
+	struct linux_e820 e[8];
+	uint64_t gpa;
+	char err[512];
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+
+	CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == 0);
+	CHECK(!strcmp(k.release, "6.1.2-test"));
+	CHECK_EQ(k.setup_bytes, 1024);
+	CHECK_EQ(k.code_bytes, 4096);
+	CHECK_EQ(k.kernel_end, 0x1000000 + (4 << 20));
+	CHECK(linux_kernel_check(img, n - 1, &k, err, sizeof(err)) == -ENOEXEC);
+	CHECK_STR_CONTAINS(err, "truncated");
+	make_bzimage(img, sizeof(img), 0x020b, 1);
+	CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+	CHECK_STR_CONTAINS(err, "2.11 is too old");
+	make_bzimage(img, sizeof(img), 0x020f, 0);
+	CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+	CHECK_STR_CONTAINS(err, "XLF_KERNEL_64");
+	make_bzimage(img, sizeof(img), 0x020f, 1);
+	img[BP_HEADER] = 'X';
+	CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+	CHECK_STR_CONTAINS(err, "HdrS");
+	make_bzimage(img, sizeof(img), 0x020f, 1);
+	CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == 0);
+
+	/* The initrd: the top page-aligned slot below RAM's end and initrd_addr_max, above the kernel. */
+	CHECK(linux_initrd_place(&k, 5000, 64 << 20, &gpa, err, sizeof(err)) == 0);
+	CHECK_EQ(gpa, (64 << 20) - 8192);
+	CHECK(linux_initrd_place(&k, 5000, 2ULL << 30, &gpa, err, sizeof(err)) == 0);
+	CHECK_EQ(gpa, 0x38000000 - 8192);
+	CHECK(linux_initrd_place(&k, 60 << 20, 64 << 20, &gpa, err, sizeof(err)) ==
+	      -E2BIG);
+	CHECK_STR_CONTAINS(err, "or a larger --mem");
+
+	/* e820: low RAM, the reserved EBDA..1 MiB, RAM above. */
+	CHECK_EQ(linux_e820(64 << 20, e, 8), 3);
+	CHECK(e[0].addr == 0 && e[0].size == 0x9fc00 && e[0].type == 1);
+	CHECK(e[1].addr == 0x9fc00 && e[1].size == 0x100000 - 0x9fc00 && e[1].type == 2);
+	CHECK(e[2].addr == 0x100000 && e[2].size == (64 << 20) - 0x100000 &&
+	      e[2].type == 1);
+
+	/* The zero page: the header copied, the loader's fields set. */
+	linux_zero_page(zp, &k, 0x20000, 0x3000000, 5000, 64 << 20);
+	CHECK(!memcmp(zp + BP_HEADER, "HdrS", 4));
+	CHECK_EQ(zp[BP_TYPE_OF_LOADER], 0xff);
+	CHECK(zp[BP_LOADFLAGS] & 0x01);
+	CHECK_EQ(*(uint32_t *)(zp + BP_CMD_LINE_PTR), 0x20000);
+	CHECK_EQ(*(uint32_t *)(zp + BP_RAMDISK_IMAGE), 0x3000000);
+	CHECK_EQ(*(uint32_t *)(zp + BP_RAMDISK_SIZE), 5000);
+	CHECK_EQ(zp[BP_E820_ENTRIES], 3);
+	CHECK_EQ(*(uint64_t *)(zp + BP_E820_TABLE + 2 * 20 + 8), (64 << 20) - 0x100000);
+	/* Nothing past the setup header's end (0x202 + jump byte) came from the image. */
+	CHECK_EQ(zp[0x300], 0);
+}
+
+void test_linux_mptable(void)
+{
+	static uint8_t buf[8192];
+	size_t n = linux_mptable(buf, sizeof(buf), 0x9fc00, 4);
+	uint16_t len, count;
+	uint32_t physptr;
+
+	CHECK_EQ(n, linux_mptable_size(4));
+	CHECK_EQ(n, 16 + 44 + 4 * 20 + 8 + 8 + 18 * 8);
+	CHECK(!memcmp(buf, "_MP_", 4));
+	memcpy(&physptr, buf + 4, 4);
+	CHECK_EQ(physptr, 0x9fc00 + 16);
+	CHECK_EQ(sum8(buf, 16), 0);
+	CHECK(!memcmp(buf + 16, "PCMP", 4));
+	memcpy(&len, buf + 16 + 4, 2);
+	memcpy(&count, buf + 16 + 34, 2);
+	CHECK_EQ(len, n - 16);
+	CHECK_EQ(count, 4 + 1 + 1 + 16 + 2);
+	CHECK_EQ(sum8(buf + 16, len), 0);
+	/* CPU entries: APIC ids 0..3, enabled, vCPU 0 the BSP; the IOAPIC's id follows them. */
+	CHECK_EQ(buf[60], 0);
+	CHECK_EQ(buf[60 + 3], 3);
+	CHECK_EQ(buf[60 + 3 * 20 + 1], 3);
+	CHECK_EQ(buf[60 + 3 * 20 + 3], 1);
+	CHECK_EQ(buf[60 + 80 + 8 + 1], 4);
+	CHECK_EQ(linux_mptable(buf, 100, 0x9fc00, 4), 0);
+	CHECK_EQ(linux_mptable(buf, sizeof(buf), 0x9fc00, 255), 0);
+}
+
+/* COM1's interrupt: raised by enabling THRI with THR empty, lowered by the IIR read and the THR write. */
+static int levels[64], nlevels;
+static void irq_line(void *cookie, unsigned line, int level)
+{
+	(void)cookie;
+	CHECK_EQ(line, 4);
+	if (nlevels < 64)
+		levels[nlevels++] = level;
+}
+
+static uint8_t com1(const struct io_bus *bus, unsigned reg, int write, uint8_t v)
+{
+	const struct io_dev *d = io_bus_find(bus, MVM_COM1_PORT + reg);
+
+	d->io(d->cookie, 0, MVM_COM1_PORT + reg, write, &v, 1);
+	return v;
+}
+
+void test_uart_irq(void)
+{
+	struct io_bus bus;
+	struct console *c = console_create(1, stdout, 1);
+
+	io_bus_init(&bus, 0x10000);
+	CHECK(console_register(c, &bus) == 0);
+	console_set_irq(c, irq_line, NULL, 4);
+	com1(&bus, 2, 1, 0x01);			    /* FCR: FIFOs on */
+	CHECK_EQ(com1(&bus, 2, 0, 0) & 0xc1, 0xc1); /* a 16550A, nothing pending */
+	com1(&bus, 1, 1, 0x02);			    /* IER: THRI */
+	CHECK_EQ(nlevels, 1);
+	CHECK_EQ(levels[0], 1);
+	CHECK_EQ(com1(&bus, 2, 0, 0) & 0x0f,
+		 0x02); /* IIR says THRI, and that clears it */
+	CHECK_EQ(levels[nlevels - 1], 0);
+	CHECK_EQ(com1(&bus, 2, 0, 0) & 0x0f, 0x01);
+	com1(&bus, 0, 1, 'x'); /* THR: the byte goes at once, THR empty again: up */
+	CHECK_EQ(levels[nlevels - 1], 1);
+	com1(&bus, 0, 1, 'y'); /* down and up again: an edge per byte */
+	CHECK_EQ(levels[nlevels - 2], 0);
+	CHECK_EQ(levels[nlevels - 1], 1);
+	com1(&bus, 1, 1, 0x00); /* THRI off: down */
+	CHECK_EQ(levels[nlevels - 1], 0);
+	CHECK_EQ(console_counts(c).irqs, 3);
+	/* Loopback: MSR mirrors MCR (Linux's probe: 0x1a gives 0x90). */
+	com1(&bus, 4, 1, 0x1a);
+	CHECK_EQ(com1(&bus, 6, 0, 0) & 0xf0, 0x90);
+	console_free(c);
+}
