@@ -429,15 +429,42 @@ static int set_check_touch(struct config *cfg, const char *arg)
 	return 0;
 }
 
+/* The list is read once every option is: with --restore its names are restore modes. */
 static int set_compare(struct config *cfg, const char *arg)
 {
-	char err[256];
-
 	cfg->compare = 1;
-	if (compare_modes_parse(arg ? arg : COMPARE_DEFAULT_MODES, cfg->compare_modes,
-				&cfg->ncompare_modes, err, sizeof(err)))
-		return bad("%s", err);
+	cfg->compare_list = arg;
 	return 0;
+}
+
+static int parse_compare(struct config *cfg)
+{
+	char err[512];
+	int r;
+
+	if (!cfg->compare)
+		return 0;
+	cfg->compare_restore = cfg->restore_dir != NULL;
+	if (cfg->compare_restore)
+		r = compare_restore_modes_parse(
+			cfg->compare_list ? cfg->compare_list
+					  : COMPARE_RESTORE_DEFAULT_MODES,
+			cfg->compare_modes, &cfg->ncompare_modes, err, sizeof(err));
+	else
+		r = compare_modes_parse(
+			cfg->compare_list ? cfg->compare_list : COMPARE_DEFAULT_MODES,
+			cfg->compare_modes, &cfg->ncompare_modes, err, sizeof(err));
+	return r ? bad("%s", err) : 0;
+}
+
+static int set_restore_cache(struct config *cfg, const char *arg)
+{
+	if (!strcmp(arg, "cold") || !strcmp(arg, "warm")) {
+		cfg->restore_cache_warm = !strcmp(arg, "warm");
+		cfg->restore_cache_given = 1;
+		return 0;
+	}
+	return bad("--restore-cache: '%s' is neither cold nor warm", arg);
 }
 
 /* --help lists the kinds an option takes, from their tables. */
@@ -514,7 +541,8 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	uint64_t slices = paging_slices(&cfg->vm);
 	int uffd_mode = 0; /* --compare runs some mode with --paging uffd */
 
-	for (unsigned i = 0; cfg->compare && i < cfg->ncompare_modes; i++)
+	for (unsigned i = 0;
+	     cfg->compare && !cfg->compare_restore && i < cfg->ncompare_modes; i++)
 		uffd_mode |=
 			cfg->compare_modes[i] == MODE_UFFD ||
 			compare_mode_needs_recording(cfg->compare_modes[i], &cfg->vm);
@@ -646,9 +674,13 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		other = "--snapshot and --restore save and run the minivmm guest; a Linux guest's (--kernel) is not built";
 	else if (cfg->snapshot_dir && cfg->restore_dir)
 		other = "--snapshot of a restored guest is not built: restore, or snapshot, one at a time";
-	else if ((cfg->snapshot_dir || cfg->restore_dir) &&
-		 (cfg->compare || cfg->repeat > 1))
-		other = "--snapshot and --restore make one run: not with --compare or --repeat";
+	else if (cfg->snapshot_dir && (cfg->compare || cfg->repeat > 1))
+		other = "--snapshot makes one run: not with --compare or --repeat (--restore DIR --compare=MODES restores one snapshot several ways)";
+	else if (cfg->restore_dir && cfg->compare && cfg->restore_mode)
+		other = "--compare --restore runs the restore modes it lists: leave out --restore-mode";
+	else if (cfg->restore_cache_given &&
+		 !(cfg->restore_dir && (cfg->compare || cfg->repeat > 1)))
+		other = "--restore-cache is about --restore DIR with --compare or --repeat";
 	else if ((cfg->snapshot_dir || cfg->restore_dir) &&
 		 cfg->vm.paging != PAGING_KERNEL)
 		other = "--snapshot and --restore with --paging uffd are not built (a restore mode pages by userfaultfd instead)";
@@ -909,6 +941,16 @@ static const struct opt {
 	  { "--restore: how guest RAM gets its content (default copy):" },
 	  set_restore_mode,
 	  list_restore_modes,
+	  NULL },
+	{ "restore-cache",
+	  0,
+	  required_argument,
+	  "cold|warm",
+	  { "--compare --restore: each run with the memory file's page",
+	    "cache dropped first (cold, POSIX_FADV_DONTNEED: the default)",
+	    "or the file read once first (warm)" },
+	  set_restore_cache,
+	  NULL,
 	  NULL },
 	{ "check-touch",
 	  0,
@@ -1318,7 +1360,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		else if (o->set(cfg, optarg))
 			return -EINVAL;
 	}
-	if (cfg->compare && cfg->vm.eager == EAGER_NONE)
+	if (parse_compare(cfg))
+		return -EINVAL;
+	if (cfg->compare && cfg->vm.eager == EAGER_NONE && !cfg->restore_dir)
 		cfg->vm.eager = EAGER_AUTO; /* the eager half of --compare */
 	if (cfg->warmup == WARMUP_UNSET)
 		cfg->warmup =

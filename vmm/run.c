@@ -870,6 +870,9 @@ static void restore_guest(struct run *r, double deadline, double timeout)
 				      .nextents = n,
 				      .tl = r->tl,
 				      .sandbox = !r->cfg->no_sandbox,
+				      .cfg = &r->cfg->vm,
+				      .paging = &r->paging,
+				      .quiet = r->cfg->quiet,
 				      .err = err,
 				      .errlen = sizeof(err) };
 	for (size_t i = 0; i < n; i++)

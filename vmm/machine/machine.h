@@ -570,6 +570,17 @@ int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
  */
 void paging_sample(void *cookie, unsigned phase, double t);
 /* After the loader placed the guest (its pages never fault), before any vCPU runs. 0 or -errno with err. */
+/*
+ * A restore's pager (--restore-mode uffd, background, replay, minor): as
+ * paging_plan for cfg with --paging uffd, MINOR when minor, recording to
+ * record_path (NULL: none), each fault's page from the memory file fd
+ * (uffd_set_file). Called before the vCPUs run; paging_start as usual.
+ */
+int paging_plan_restore(const struct vm_config *cfg, int minor, const char *record_path,
+			int fd, struct paging **out, char *err, size_t errlen);
+/* After paging_start: filler threads (uffd_fill_start); wait_first: until the first ranges are in. */
+int paging_fill(struct paging *pg, const struct uffd_fill_plan *plan, int wait_first,
+		char *err, size_t errlen);
 int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_t errlen);
 /* After the vCPUs are joined: stop the handlers, sum them up, write --record-touch. */
 void paging_stop(struct paging *pg, double t_exec, double guest_entry);
@@ -580,6 +591,7 @@ int paging_main_fds(const struct paging *pg, int *fds, int max);
 int paging_main_dirfd(const struct paging *pg);
 /* What the handlers did, for the report. */
 struct paging_facts {
+	const struct vm_config *cfg; /* the pager's (a restore's has its own) */
 	const struct uffd_pager *uffd;
 	const struct uffd_stats *total; /* NULL when the handlers never ran */
 	int started;

@@ -289,6 +289,7 @@ struct run_facts {
 	double pf_taken; /* KVM's pf_taken in the first pass; -1 unknown */
 	int uffd;	 /* --paging uffd: the handlers' faults in the first pass */
 	double uffd_faults, uffd_p50_ns; /* -1 unknown */
+	int restored; /* --restore: the setup ended at guest_resumed (restore latency) */
 };
 void run_facts(const struct run_view *v, struct run_facts *f);
 /* The modes of a --compare ranked by first useful work, each with its spreads. */
@@ -300,6 +301,7 @@ struct rank_row {
 	struct spread fuw_ms, setup_ms, first_pass_ms, pf_taken;
 	int uffd; /* --paging uffd runs: the handlers' first-pass faults, p50 */
 	struct spread uffd_faults, uffd_p50_ns;
+	int restored; /* every run a restore: setup_ms is its restore latency */
 	/* Ahead of the next row with no overlap of the [min, max] spreads (not for the last). */
 	int conclusive_vs_next;
 	double ahead_ms; /* its median first useful work before the next's */

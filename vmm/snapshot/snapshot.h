@@ -238,11 +238,15 @@ struct restore_ctx {
 	uint64_t file_bytes; /* the memory file's size (== ram->size) */
 	const struct gpa_range *extents;
 	size_t nextents;
-	uint64_t data_bytes; /* sum of the extents */
-	struct timeline *tl; /* a mode may mark its own phases (PHASE_MEMORY_*) */
-	int sandbox;	     /* threads a mode starts enter their sandbox */
-	void *priv;	     /* the mode's own state, from prepare to finish */
-	char *err;	     /* where a mode says what went wrong */
+	uint64_t data_bytes;	     /* sum of the extents */
+	struct timeline *tl;	     /* a mode may mark its own phases (PHASE_MEMORY_*) */
+	int sandbox;		     /* threads a mode starts enter their sandbox */
+	void *priv;		     /* the mode's own state, from prepare to finish */
+	const struct vm_config *cfg; /* the run's (the snapshot's RAM, vCPUs, backing) */
+	struct paging *
+		*paging; /* the run's pager slot: a uffd mode fills it in prepare */
+	int quiet;	 /* -q: a mode prints nothing of its own */
+	char *err;	 /* where a mode says what went wrong */
 	size_t errlen;
 };
 
@@ -290,5 +294,18 @@ int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err
 /* The modes built here (modes.c); others live beside their mechanism. */
 int restore_copy(struct restore_ctx *ctx);    /* read every extent into RAM */
 int restore_private(struct restore_ctx *ctx); /* map the file MAP_PRIVATE over RAM */
+
+/*
+ * restore_lazy.c: the modes minivmm's userfaultfd handlers page from the
+ * memory file (mm/paging/uffd_fill.c), and populate. replay keeps its
+ * recording in the snapshot directory as SNAP_TOUCH_FILE.
+ */
+#define SNAP_TOUCH_FILE "touch-order"
+int restore_uffd(struct restore_ctx *ctx); /* each first touch from the file */
+int restore_background_resumed(struct restore_ctx *ctx); /* fillers beside the guest */
+int restore_replay(struct restore_ctx *ctx); /* the recorded working set first */
+void restore_replay_finish(struct restore_ctx *ctx);
+int restore_minor(struct restore_ctx *ctx);    /* private + MINOR faults (tmpfs) */
+int restore_populate(struct restore_ctx *ctx); /* private + populate (+ prefault) */
 
 #endif /* MINIVMM_SNAPSHOT_H */
