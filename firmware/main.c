@@ -15,13 +15,14 @@ static volatile int boot_done;
  * and page tables. Guest kernel code is emulated on PVM, so the wait is a
  * short spin rather than anything smarter.
  */
-void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus);
-void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus)
+void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus, uint64_t flags);
+void fw_main(const void *fdt, uint64_t cpu, uint64_t ncpus, uint64_t flags)
 {
 	cpu_init((uint32_t)cpu);
 	if (cpu == 0) {
 		idt_init();
 		bootinfo_parse(fdt);
+		fw_boot.snapshot = (flags & MVM_ENTRY_SNAPSHOT) != 0;
 		FW_ASSERT(ncpus == fw_boot.vcpus);
 		idt_pf_variant(fw_boot.vcpus, fw_boot.tdp);
 		pmm_init((uintptr_t)_end, fw_boot.mem_bytes);

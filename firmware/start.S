@@ -16,7 +16,8 @@
 
 /*
  * Every vCPU starts here (see minivmm_abi.h): RDI = boot info, RSI = vCPU
- * index, RDX = vCPU count. Pick this vCPU's boot stack and enter C.
+ * index, RDX = vCPU count, RCX = entry flags: fw_main's four arguments.
+ * Pick this vCPU's boot stack and enter C.
  */
 	.section .text.entry, "ax"
 	.globl _start

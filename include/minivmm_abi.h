@@ -31,8 +31,8 @@
  *   (interrupts off), CR3 = VMM-built tables that identity-map
  *   [0, MVM_ENTRY_MAP_BYTES) with 2 MiB pages (the firmware replaces them),
  *   RIP = header.entry_gpa, RDI = GPA of the boot info (a flattened device
- *   tree), RSI = vCPU index, RDX = number of vCPUs, RSP = 0 (the firmware
- *   picks its own stack).
+ *   tree), RSI = vCPU index, RDX = number of vCPUs, RCX = MVM_ENTRY_* flags
+ *   (ABI 5; 0 before), RSP = 0 (the firmware picks its own stack).
  *   Guest RAM is one range [0, mem_bytes) and reads as zero except for the
  *   image, the boot info and the entry page tables.
  *
@@ -48,7 +48,10 @@
  *             minivmm,eager = "touch"  (only with --eager=touch);
  *             minivmm,paging = "tdp" or "shadow"  (what KVM uses; optional);
  *             minivmm,snapshot = <1>  (ABI 5, only with --snapshot: the VMM
- *                 saves the VM when the guest asks, MVM_HC_SNAPSHOT); }
+ *                 saves the VM when the guest asks, MVM_HC_SNAPSHOT; the
+ *                 entry's RCX says the same, MVM_ENTRY_SNAPSHOT, at no cost:
+ *                 a missing property's lookup is thousands of emulated
+ *                 instructions on PVM); }
  *   /numa (ABI 3, only with --numa; the root's next child after /chosen, so
  *         that a firmware finds it, or that there is none, without walking
  *         the tree) { #address-cells = <2>; #size-cells = <2>;
@@ -117,6 +120,7 @@
 #define MVM_FDT_PAGING_TDP    "tdp"		 /* EPT/NPT */
 #define MVM_FDT_PAGING_SHADOW "shadow"		 /* shadow paging (PVM, ept=0, npt=0) */
 #define MVM_FDT_SNAPSHOT      "minivmm,snapshot" /* ABI 5: --snapshot wants one */
+#define MVM_ENTRY_SNAPSHOT    0x1		 /* ABI 5, RCX at entry: the same */
 #define MVM_FDT_NUMA	      "numa" /* ABI 3: --numa's nodes (a child of the root) */
 #define MVM_FDT_NUMA_POLICY   "minivmm,policy"
 #define MVM_FDT_NUMA_VCPUS    "minivmm,vcpus"

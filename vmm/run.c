@@ -607,6 +607,7 @@ static int setup(struct run *r)
 	if (r->o.verbose)
 		ram_print(ram, stdout);
 	timeline_mark(r->tl, PHASE_RAM_MAPPED);
+	vm_set_entry_flags(vm, r->cfg->snapshot_dir ? MVM_ENTRY_SNAPSHOT : 0);
 	if (vm_create_vcpus(vm, cfg->vcpus, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
 	e = kvmstats_open(vm, &r->stats);

@@ -43,8 +43,9 @@ struct vm {
 	enum run_end end; /* read without the lock by vm_stopping() */
 	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
 	char message[768];
-	unsigned running; /* vCPU threads still in their run loop */
-	int pausing;	  /* vm_pause: the end is a pause for a snapshot (pause.c) */
+	unsigned running;     /* vCPU threads still in their run loop */
+	uint64_t entry_flags; /* every vCPU's RCX at entry: MVM_ENTRY_* */
+	int pausing;	      /* vm_pause: the end is a pause for a snapshot (pause.c) */
 	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
 	cpu_set_t cpus;
 	int cpus_saved;

@@ -320,6 +320,9 @@ void vm_set_exit_hook(void (*fn)(void));
 /* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
 void vm_signals_block(struct vm *vm, sigset_t *old);
 
+/* Before vm_create_vcpus: the MVM_ENTRY_* flags every vCPU's RCX holds at entry. */
+void vm_set_entry_flags(struct vm *vm, uint64_t flags);
+
 /* ---- pause.c: every vCPU stopped at a consistent point (a snapshot) ---- */
 /* From a vCPU thread (the snapshot hypercall): end the run as a pause. 0, or -EBUSY (it is ending already). */
 int vm_pause(struct vm *vm, unsigned vcpu);

@@ -81,6 +81,7 @@ int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 		.rdi = MVM_BOOTINFO_GPA,
 		.rsi = v->index,
 		.rdx = vm->nvcpus,
+		.rcx = vm->entry_flags,
 		/* A minivmm firmware picks its own stack; a --raw guest gets one. */
 		.rsp = vm->raw ? MVM_RAW_STACK_TOP - v->index * MVM_PAGE_BYTES : 0,
 	};

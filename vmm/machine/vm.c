@@ -54,6 +54,11 @@ int vm_map_ram(struct vm *vm, const struct vm_config *cfg, char *err, size_t err
 	return e;
 }
 
+void vm_set_entry_flags(struct vm *vm, uint64_t flags)
+{
+	vm->entry_flags = flags;
+}
+
 void vm_set_image(struct vm *vm, const struct mvm_image_header *hdr)
 {
 	vm->image = *hdr;
