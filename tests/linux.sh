@@ -78,7 +78,7 @@ lxboot() { # NAME EXPECTED-GUEST-STATUS ERE-ON-CONSOLE|"" WORKLOAD-ARGS...
 	shift 3
 	timeout 120 qemu-system-x86_64 -accel tcg -cpu max -m 256 -nographic -no-reboot -nic none \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x01 -kernel "$LXD/vmlinuz" \
-		-initrd "$LXD/initrd.cpio.gz" -append "console=ttyS0 quiet panic=-1 -- $*" \
+		-initrd "$LXD/initrd.cpio.gz" -append "console=ttyS0 quiet panic=-1 ${LXPRE:-}-- $*" \
 		</dev/null >"$OUT/$name.log" 2>&1 || rc=$?
 	if [ $rc != $((want * 2 + 1)) ]; then
 		fail "$name" "QEMU exited $rc, expected $((want * 2 + 1)) (guest status $want): $(tr -d '\r' <"$OUT/$name.log" | tail -5)"
@@ -96,5 +96,8 @@ else
 	lxboot linux-qemu-hello-status 7 '' hello --exit 7
 	lxboot linux-qemu-flat 0 '' flat --max-mib 4 --iterations 2
 	lxboot linux-qemu-unknown-workload 2 '' nosuch
+	# A word the kernel does not know goes to /init's argv too: /init reads the
+	# workload from /proc/cmdline's " -- " instead.
+	LXPRE='nosuchword ' lxboot linux-qemu-unknown-kernel-word 7 '' hello --exit 7
 	lxboot linux-qemu-too-big 2 'sweep --max-mib 100000 needs [0-9]+ MiB of free guest memory' sweep --max-mib 100000
 fi

@@ -728,6 +728,13 @@ class Judge:
             if isinstance(s, dict):
                 why = ", ".join("%s %s" % (k, jq_text(v)) for k, v in sorted(s.items()) if k.endswith("exits"))
                 self.lines.append("%s: exits during boot (exec -> init_start): %s" % (c, why or "-"))
+            dev = d.get("devices") if isinstance(d.get("devices"), dict) else {}
+            seen = [(k, dev.get(k)) for k in ("console_bytes", "com1_irqs", "cmos_reads", "boot_timer_writes")
+                    if isinstance(dev.get(k), (int, float))]
+            pio = member(dev.get("unclaimed_pio"), "count")
+            if seen or pio is not None:
+                self.lines.append("%s: devices over the run: %s" % (c, ", ".join(
+                    ["%s %s" % (k, jq_text(v)) for k, v in seen] + ([] if pio is None else ["unclaimed_pio %s" % jq_text(pio)]))))
 
     def numa_nodes_seen(self):
         """The kernel sees as many NUMA nodes as the emulator has (init's === NUMA line)."""
