@@ -23,6 +23,8 @@ expect snap-uninterrupted 0 '' '' -- $MINIVMM --mem 32M -o "$S/plain.json" "$GUE
 for m in copy private; do
 	expect snap-restore-$m 0 '' 'memory checksum 0x[0-9a-f]+ before the snapshot, 0x[0-9a-f]+ after the restore: match' -- \
 		$MINIVMM --restore "$S/S1" --restore-mode $m -o "$S/$m.json"
+	grep -Eq "^restore: .*S1 \(mode $m\): vCPU state set in .* memory ready in" "$OUT/snap-restore-$m.out" && pass snap-restore-$m-line ||
+		fail snap-restore-$m-line "$(grep '^restore' "$OUT/snap-restore-$m.out")"
 	jq_true snap-restore-$m-results "$S/$m.json" "
 		.restore.mode == \"$m\" and .restore.pass == 1 and .exit.status == 0 and .summary.first_useful_work_ms > 0
 		and ([.timeline[].phase] | (index(\"state_loaded\") < index(\"memory_ready\")) and (index(\"memory_ready\") < index(\"guest_resumed\")) and (index(\"guest_resumed\") < index(\"first_useful_work\")))
@@ -37,6 +39,13 @@ for m in copy private; do
 		fail snap-restore-$m-same-structure "$(jq -c '[keys, [.sweep[] | [.iteration, .size_mib]]]' "$S/$m.json" "$S/plain.json" 2>&1 | head -c 600)"
 	fi
 done
+# Valid JSON and valid results, restored or not (the schema tier checks them all again).
+./tests/check-json "$S/copy.json" "$S/private.json" "$S/save.json" >"$S/check-json.log" 2>&1 && pass snap-results-json ||
+	fail snap-results-json "$(grep -v '^ok' "$S/check-json.log" | head -3)"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	./tests/validate-results "$S/copy.json" "$S/private.json" "$S/save.json" >"$S/schema.log" 2>&1 && pass snap-results-schema ||
+		fail snap-results-schema "$(grep -v '^ok' "$S/schema.log" | head -3)"
+fi
 # copy reads everything before the guest resumes, private nothing: the boundary moved.
 jq_true snap-copy-reads-before-resume "$S/copy.json" '.restore.data_bytes > 0 and .restore.memory_s > 0'
 # Twice from one snapshot: it is not used up.
@@ -100,6 +109,11 @@ expect snap-bad-mode-alone 2 '--restore-mode is about --restore' '' -- $MINIVMM 
 expect snap-bad-continue-alone 2 '--snapshot-continue is about --snapshot' '' -- $MINIVMM --snapshot-continue "$GUEST"
 expect snap-bad-exists 2 "--snapshot $S/S1: it exists" '' -- $MINIVMM --mem 32M --snapshot "$S/S1" "$GUEST" -- $FLAT
 expect snap-bad-unwritable 2 '--snapshot /proc/minivmm-snap: cannot create' '' -- $MINIVMM --mem 32M --snapshot /proc/minivmm-snap "$GUEST" -- $FLAT
+# An image of ABI 4 has no snapshot call: --snapshot is refused before it runs.
+cp "$GUEST" "$S/abi4.bin" && printf '\x04\x00\x00\x00' | dd of="$S/abi4.bin" bs=1 seek=8 conv=notrunc status=none
+expect snap-bad-old-image 2 'built for ABI 4, whose guest cannot ask for a snapshot \(ABI 5\)' '' -- \
+	$MINIVMM --mem 32M --snapshot "$S/SO" "$S/abi4.bin" -- $FLAT
+[ ! -e "$S/SO" ] && ! ls -d "$S"/SO.minivmm-* >/dev/null 2>&1 && pass snap-bad-old-image-nothing-left || fail snap-bad-old-image-nothing-left "$(ls -d "$S"/SO*)"
 expect snap-bad-after-past 2 'a usage error' 'snapshot-after 4 is past its 3 iterations' -- $MINIVMM --mem 32M "$GUEST" -- $FLAT --snapshot-after 4
 # A full file system: a tmpfs of 1 MiB; no snapshot is left, nor its temporary.
 mkdir -p "$S/full"

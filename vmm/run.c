@@ -733,8 +733,9 @@ static void main_thread_ready(struct run *r)
 	/*
 	 * Every thread exists now: the main thread's filter allows no more.
 	 * --snapshot: the main thread writes the snapshot (its files, the
-	 * vCPUs' state) and restarts the vCPU threads after it, so it stays
-	 * unfiltered; the vCPU threads, which run the guest, are filtered.
+	 * vCPUs' state) and restarts the vCPU threads after it: its filter
+	 * waits until then (save_snapshot); the vCPU threads, which run the
+	 * guest, are filtered from the start.
 	 */
 	if (!r->cfg->no_sandbox && r->o.sandbox_main && !r->cfg->snapshot_dir)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
@@ -820,6 +821,9 @@ static void save_snapshot(struct run *r, double deadline, double timeout)
 	       sizeof(taken));
 	vm_resume_after_pause(r->vm);
 	vm_start_vcpus(r->vm);
+	/* The snapshot is written and every thread exists again: the main thread's filter now. */
+	if (!r->cfg->no_sandbox && r->o.sandbox_main)
+		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
 }
 
@@ -1042,6 +1046,8 @@ void run_report(struct run *r, int status, int timeline)
 		fflush(stdout);
 	}
 	if (r->o.verbose) {
+		if (r->restored && r->rf.mode)
+			restore_print(&r->rf, stdout);
 		paging_report(&v, stdout);
 		numa_report(vm_numa(r->vm), NUMA_AUDIT_AT_EXIT, stdout);
 		fflush(stdout);

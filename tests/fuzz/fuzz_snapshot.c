@@ -1,4 +1,5 @@
 /* libFuzzer: the snapshot state file's parser on arbitrary bytes. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

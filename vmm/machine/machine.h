@@ -344,7 +344,7 @@ struct vcpu_state {
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 	struct kvm_fpu fpu;
-	struct kvm_xsave xsave;
+	uint32_t xsave[1024]; /* struct kvm_xsave's region: KVM_GET_XSAVE's 4 KiB */
 	struct kvm_xcrs xcrs;
 	struct kvm_vcpu_events events;
 	struct kvm_lapic_state lapic;

@@ -54,7 +54,7 @@ int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err
 	}
 	/* What this KVM has: each saved only where it answers (the header says which). */
 	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XSAVE) > 0 &&
-	    ioctl(fd, KVM_GET_XSAVE, &s->xsave) == 0)
+	    ioctl(fd, KVM_GET_XSAVE, s->xsave) == 0)
 		s->have |= VCPU_HAVE_XSAVE;
 	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XCRS) > 0 &&
 	    ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0)
@@ -97,7 +97,7 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 	if (!what && ioctl(fd, KVM_SET_REGS, &s->regs) < 0)
 		what = "KVM_SET_REGS";
 	if (!what && (s->have & VCPU_HAVE_XSAVE) &&
-	    ioctl(fd, KVM_SET_XSAVE, &s->xsave) < 0)
+	    ioctl(fd, KVM_SET_XSAVE, s->xsave) < 0)
 		what = "KVM_SET_XSAVE";
 	if (!what && !(s->have & VCPU_HAVE_XSAVE) && ioctl(fd, KVM_SET_FPU, &s->fpu) < 0)
 		what = "KVM_SET_FPU";
@@ -117,3 +117,6 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 	}
 	return 0;
 }
+
+_Static_assert(sizeof(((struct vcpu_state *)0)->xsave) == sizeof(struct kvm_xsave),
+	       "the saved XSAVE region is KVM_GET_XSAVE's");
