@@ -110,3 +110,6 @@ else
 fi
 kx kernel-replay 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --eager=background --eager-order "$K/timer.touch"
 kx kernel-eager-vcpus 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --eager=populate --vcpus 2 --trace "$K/timer.trace"
+# A hang says where each vCPU was when the timeout stopped it.
+expect kernel-never-init-where 5 '' 'vCPU 0 at the timeout: rip=0x1002' -- \
+	$MINIVMM --kernel "$K/hang.bz" $any --mem 64M --vcpus 2 --timeout 1

@@ -295,6 +295,12 @@ int vm_vcpu_fd(const struct vm *vm, unsigned i)
 	return i < vm->nvcpus ? vm->vcpus[i].fd : -1;
 }
 
+const char *vm_vcpu_stopped_at(const struct vm *vm, unsigned i)
+{
+	return i < vm->nvcpus && vm->vcpus[i].stopped_at[0] ? vm->vcpus[i].stopped_at
+							    : NULL;
+}
+
 int vm_vcpu_span(const struct vm *vm, unsigned i, double *t_run, double *t_done)
 {
 	if (i >= vm->nvcpus || !vm->vcpus[i].started)
