@@ -113,6 +113,8 @@ union hc_records {
  */
 struct hc_call {
 	union hc_args a;
+	uint64_t
+		gpa; /* where the guest's argument struct is (MVM_HC_SNAPSHOT writes its result) */
 	struct mvm_zero_run runs[MVM_ZERO_RUNS_MAX]; /* MVM_HC_ZERO */
 	union hc_records recs;			     /* MVM_HC_RECORDS */
 };
@@ -142,6 +144,13 @@ struct dev_host {
 	/* Keep n checked records (a copy); on failure the host ends the run and returns -errno. */
 	int (*records)(void *cookie, uint32_t kind, const void *recs, uint32_t n);
 	void (*mark)(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc);
+	/*
+	 * The guest asks for a snapshot (the struct at result_gpa, checked to
+	 * be guest RAM): the result to write into it now (MVM_SNAP_*); *stop
+	 * set: this vCPU stops (the VM is pausing to be saved).
+	 */
+	uint32_t (*snapshot)(void *cookie, unsigned vcpu, const struct mvm_hc_snapshot *a,
+			     uint64_t result_gpa, int *stop);
 	/* Non-zero once the run is ending: long work for the guest stops early. */
 	int (*stopping)(void *cookie);
 	/* A PC guest's devices (pc.c): it reset the machine (why: what it did). */

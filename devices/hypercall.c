@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <string.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -245,6 +246,16 @@ static int check_mark(const struct guest_ram *ram, unsigned nvcpus, struct hc_ca
 	return 0;
 }
 
+static int check_snapshot(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
+			  char *err, size_t errlen)
+{
+	if (c->a.snapshot.vcpu >= nvcpus)
+		return violation(err, errlen,
+				 "snapshot asked by vCPU %u, the guest has %u",
+				 c->a.snapshot.vcpu, nvcpus);
+	return 0;
+}
+
 /* Handlers: act on a checked call. DEV_STOP ends this vCPU's run loop. */
 
 static enum dev_action hc_console(const struct dev_host *h, unsigned vcpu,
@@ -329,6 +340,18 @@ static enum dev_action hc_mark(const struct dev_host *h, unsigned vcpu,
 	return DEV_CONTINUE;
 }
 
+/* The result goes into the guest's own struct: hc_decode checked it is guest RAM. */
+static enum dev_action hc_snapshot(const struct dev_host *h, unsigned vcpu,
+				   const struct hc_call *c)
+{
+	uint64_t at = c->gpa + offsetof(struct mvm_hc_snapshot, result);
+	int stop = 0;
+	uint32_t result = h->snapshot(h->cookie, vcpu, &c->a.snapshot, at, &stop);
+
+	memcpy(mm_gpa_to_hva(h->ram, at, sizeof(result)), &result, sizeof(result));
+	return stop ? DEV_STOP : DEV_CONTINUE;
+}
+
 struct hc_row {
 	const char *name;
 	uint32_t size;
@@ -386,6 +409,7 @@ int hc_decode(const struct guest_ram *ram, unsigned nvcpus, uint64_t gpa,
 	}
 	/* One copy: later checks cannot be raced by another vCPU changing the struct. */
 	memcpy(&out->a, p, row->size);
+	out->gpa = gpa;
 	return row->check(ram, nvcpus, out, err, errlen);
 }
 

@@ -167,6 +167,7 @@ void bootinfo_parse(const void *fdt)
 		bad("/" MVM_FDT_CHOSEN, node);
 	fw_boot.tsc_khz = prop_u32(fdt, node, MVM_FDT_TSC_KHZ);
 	fw_boot.eager_touch = prop_is(fdt, node, MVM_FDT_EAGER, MVM_FDT_EAGER_TOUCH);
+	fw_boot.snapshot = fdt_getprop(fdt, node, MVM_FDT_SNAPSHOT, NULL) != NULL;
 	fw_boot.tdp = prop_is(fdt, node, MVM_FDT_PAGING, MVM_FDT_PAGING_TDP);
 	parse_args(fdt, node);
 	parse_numa(fdt, node);

@@ -21,18 +21,19 @@
  * does not reach CPL0; INT3 is delivered through the IDT on every platform.)
  */
 enum fw_sys {
-	SYS_WRITE = 1,	 /* (buf, len) -> len: one console hypercall per 4 KiB */
-	SYS_EXIT = 2,	 /* (status): ends the VM */
-	SYS_MMAP = 3,	 /* (len, flags) -> address or -errno */
-	SYS_MUNMAP = 4,	 /* (addr, len) -> 0 or -errno */
-	SYS_CLOCK = 5,	 /* () -> TSC */
-	SYS_INFO = 6,	 /* (struct fw_info *) -> 0 */
-	SYS_RECORDS = 7, /* (kind, recs, count) -> 0: batched result records */
-	SYS_STATS = 8,	 /* (struct fw_stats *) -> 0 */
-	SYS_ABORT = 9,	 /* (file, line, msg): guest-detected failure, exit 4 */
-	SYS_PHYS = 10,	 /* (len) -> direct-mapped never-used RAM, or -errno */
-	SYS_PARK = 11,	 /* (): this vCPU is done; the VM runs on */
-	SYS_MARK = 12,	 /* (mark, tsc): a phase of the run ended (MVM_MARK_*) */
+	SYS_WRITE = 1,	   /* (buf, len) -> len: one console hypercall per 4 KiB */
+	SYS_EXIT = 2,	   /* (status): ends the VM */
+	SYS_MMAP = 3,	   /* (len, flags) -> address or -errno */
+	SYS_MUNMAP = 4,	   /* (addr, len) -> 0 or -errno */
+	SYS_CLOCK = 5,	   /* () -> TSC */
+	SYS_INFO = 6,	   /* (struct fw_info *) -> 0 */
+	SYS_RECORDS = 7,   /* (kind, recs, count) -> 0: batched result records */
+	SYS_STATS = 8,	   /* (struct fw_stats *) -> 0 */
+	SYS_ABORT = 9,	   /* (file, line, msg): guest-detected failure, exit 4 */
+	SYS_PHYS = 10,	   /* (len) -> direct-mapped never-used RAM, or -errno */
+	SYS_PARK = 11,	   /* (): this vCPU is done; the VM runs on */
+	SYS_MARK = 12,	   /* (mark, tsc): a phase of the run ended (MVM_MARK_*) */
+	SYS_SNAPSHOT = 13, /* (checksum, pass) -> MVM_SNAP_*: save the VM here */
 };
 
 #define FW_MAP_POPULATE 0x1 /* map and zero every page before returning */
@@ -58,6 +59,7 @@ struct fw_info {
 	int argc;
 	const char *const *argv;
 	int eager_touch;     /* --eager=touch: touch every page before the workload */
+	int snapshot;	     /* --snapshot: the VMM saves the VM when asked */
 	uint32_t numa_nodes; /* --numa: guest nodes (0: none given) */
 	const struct fw_numa_node *numa;
 	const char *numa_policy; /* "bind", "preferred", "first-touch"; "" without */

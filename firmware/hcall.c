@@ -98,6 +98,21 @@ void hc_mark(uint32_t mark, uint64_t tsc)
 	hcall(&a);
 }
 
+uint32_t hc_snapshot(uint64_t checksum, uint64_t pass)
+{
+	volatile struct mvm_hc_snapshot a = {
+		.hdr = { MVM_HC_SNAPSHOT, sizeof(a) },
+		.vcpu = this_cpu(),
+		.result = MVM_SNAP_NONE,
+		.checksum = checksum,
+		.pass = pass,
+	};
+
+	/* The VMM writes the result into a: read it after the OUT (volatile). */
+	hcall((void *)&a);
+	return a.result;
+}
+
 _Noreturn void hc_park(void)
 {
 	struct mvm_hc_hdr a = { MVM_HC_PARK, sizeof(a) };

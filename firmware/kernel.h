@@ -113,7 +113,8 @@ struct boot {
 	uint32_t vcpus;
 	uint32_t tsc_khz;
 	int eager_touch;
-	int tdp; /* the VMM says the second level is EPT/NPT, not shadow paging */
+	int snapshot; /* ABI 5: --snapshot wants one (minivmm,snapshot) */
+	int tdp;      /* the VMM says the second level is EPT/NPT, not shadow paging */
 	uint32_t numa_nodes; /* /numa: its nodes, checked (0: no /numa) */
 	struct fw_numa_node numa[MVM_NUMA_MAX_NODES];
 	char numa_policy[16];
@@ -132,6 +133,8 @@ void hc_records(uint32_t kind, const void *recs, uint32_t count);
 _Noreturn void hc_park(void);
 void hc_zero(const struct mvm_zero_run *runs, uint32_t count);
 void hc_mark(uint32_t mark, uint64_t tsc);
+/* Ask for a snapshot here: MVM_SNAP_* (what the VMM wrote into the struct). */
+uint32_t hc_snapshot(uint64_t checksum, uint64_t pass);
 
 /* cpu.c */
 void cpu_init(uint32_t index);

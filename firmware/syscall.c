@@ -42,6 +42,7 @@ static long sys_info(struct fw_info *out)
 	out->argc = fw_boot.argc;
 	out->argv = fw_boot.argv;
 	out->eager_touch = fw_boot.eager_touch;
+	out->snapshot = fw_boot.snapshot;
 	out->numa_nodes = fw_boot.numa_nodes;
 	out->numa = fw_boot.numa;
 	out->numa_policy = fw_boot.numa_policy;
@@ -90,6 +91,8 @@ long syscall_dispatch(struct trapframe *tf)
 			return -FW_EINVAL;
 		hc_mark((uint32_t)a, b);
 		return 0;
+	case SYS_SNAPSHOT:
+		return hc_snapshot(a, b);
 	case SYS_ABORT:
 		hc_abort_frame((const char *)a, (int)b, (const char *)c, 0, 0);
 	default:

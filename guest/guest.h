@@ -63,6 +63,22 @@ struct opt {
 /* argv[1..] against opts: 0, or -1 once it printed what is wrong and the usage. */
 int parse_opts(const struct ctx *c, const struct opt *opts, const char *usage);
 
+/*
+ * snapshot.c: a workload's snapshot point (--snapshot-after N: after N
+ * passes; with --snapshot and none given, before the first).
+ */
+#define SNAP_AFTER_NONE (~0ULL) /* --snapshot-after not given */
+/* *after from the option (or the boot info's --snapshot): 0, or -1 once it said what is wrong. */
+int snapshot_plan(const struct ctx *c, uint64_t *after, uint64_t iterations);
+/*
+ * vCPU 0, the others held: sign the pages a pass wrote, checksum them,
+ * ask for the snapshot. MVM_SNAP_* (MVM_SNAP_RESTORED: this is the restored guest).
+ */
+uint32_t snapshot_take(const struct ctx *c, volatile char *region, uint64_t bytes,
+		       uint64_t pass);
+/* At the workload's end: the checksum again, compared (a mismatch fails the guest). */
+void snapshot_check(const struct ctx *c);
+
 /* smp.c */
 struct barrier {
 	uint32_t count, gen;
@@ -87,6 +103,8 @@ struct frontier {
 	uint64_t stride; /* bytes between points; 0: take none */
 	uint64_t next;	 /* bytes_done of the next stride point */
 	uint64_t done, total;
+	uint32_t
+		iteration; /* the pass it records (1; a restored guest's first pass after) */
 };
 /* Bytes between points: --progress-mib's, or the smallest power of two MiB giving <= 256. */
 uint64_t progress_stride(uint64_t total, uint64_t asked_mib);
@@ -100,11 +118,17 @@ uint64_t frontier_room(uint64_t total,
 struct mvm_rec_progress *progress_buffer(uint32_t n, uint64_t room);
 void frontier_init(struct frontier *f, struct mvm_rec_progress *buf, uint32_t vcpu,
 		   uint64_t total, uint64_t stride);
+/*
+ * A restored guest records the frontier of its first pass after the
+ * restore (pass `iteration`) instead: the points of the saved run's pass
+ * are from before this run began.
+ */
+void frontier_restart(struct frontier *f, uint32_t iteration);
 /* A point now: bytes_done `done`, the page written last at last_gpa. */
 static inline void frontier_mark(struct frontier *f, uint64_t done, uint64_t last_gpa)
 {
 	f->pt[f->n++] = (struct mvm_rec_progress){ .vcpu = f->vcpu,
-						   .iteration = 1,
+						   .iteration = f->iteration,
 						   .bytes_done = done,
 						   .bytes_total = f->total,
 						   .tsc = rdtsc(),
@@ -127,6 +151,7 @@ struct workload {
 	const char *usage;
 	int (*main)(int argc, const char *const *argv, const struct fw_info *info);
 	int (*smp_main)(const struct ctx *c);
+	int snapshots; /* takes --snapshot-after: its own snapshot point */
 };
 int hello_main(int argc, const char *const *argv, const struct fw_info *info);
 int sweep_main(const struct ctx *c);

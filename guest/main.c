@@ -7,26 +7,28 @@ static const struct workload workloads[] = {
 	{ "sweep",
 	  "sweep [--max-mib N] [--iterations N] [--parallel]   (the default)\n"
 	  "      OSv's benchmark: mmap (demand, populate), touch, munmap of 1, 2, 4 ... MiB",
-	  NULL, sweep_main },
+	  NULL, sweep_main, 0 },
 	{ "flat",
 	  "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N]\n"
 	  "      sweep's sizes in the direct map: no guest faults, the hypervisor's first\n"
 	  "      touch alone; pass 1 records its touch frontier every --progress-mib MiB\n"
-	  "      (default: a power of two giving at most 256 points per vCPU; 0: none)",
-	  NULL, flat_main },
+	  "      (default: a power of two giving at most 256 points per vCPU; 0: none);\n"
+	  "      --snapshot-after N: minivmm --snapshot saves the VM after pass N",
+	  NULL, flat_main, 1 },
 	{ "perm",
 	  "perm [--mib N] [--iterations N] [--seed S] [--stride PAGES | --blocks PAGES]\n"
 	  "     [--parallel] [--progress-mib N]\n"
 	  "      every page of free RAM (or --mib N per vCPU) once per pass, in a random\n"
 	  "      order fixed by --seed (default 1), strided (--stride), or blocks of\n"
 	  "      PAGES pages in a random order, each first to last (--blocks); 2 passes\n"
-	  "      by default, the first cold, then warm; pass 1's touch frontier as flat's",
-	  NULL, perm_main },
+	  "      by default, the first cold, then warm; pass 1's touch frontier as flat's;\n"
+	  "      --snapshot-after N as flat's",
+	  NULL, perm_main, 1 },
 	{ "hello",
 	  "hello\n      what the guest learned at boot: RAM, vCPUs, TSC, its arguments",
-	  hello_main, NULL },
-	{ "help", "help\n      this list", help_main, NULL },
-	{ NULL, NULL, NULL, NULL },
+	  hello_main, NULL, 0 },
+	{ "help", "help\n      this list", help_main, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };
 
 static const struct workload *lookup(const struct workload *w, const char *name)
@@ -161,6 +163,9 @@ void guest_main(uint64_t cpu)
 		exit(MVM_EXIT_USAGE);
 	}
 	mark(MVM_MARK_WORKLOAD_START);
+	/* --snapshot: a workload without a snapshot point of its own is saved here. */
+	if (info.snapshot && !w->snapshots)
+		snapshot_take(&c, NULL, 0, 0);
 	status = w->smp_main ? w->smp_main(&c) : w->main(c.argc, c.argv, &info);
 	mark(MVM_MARK_WORKLOAD_END);
 	exit(status);

@@ -7,7 +7,7 @@
 #define SEED_DEFAULT 1
 #define USAGE                                                                           \
 	"perm [--mib N] [--iterations N] [--seed S] [--stride PAGES | --blocks PAGES] " \
-	"[--parallel] [--progress-mib N]"
+	"[--parallel] [--progress-mib N] [--snapshot-after N]"
 
 struct opts {
 	uint64_t mib; /* per vCPU; 0: all the free memory there is */
@@ -17,6 +17,7 @@ struct opts {
 	uint64_t blocks; /* pages a block, blocks in the random order; 0: none */
 	uint64_t progress_mib;
 	int parallel;
+	uint64_t snap_after; /* --snapshot-after, SNAP_AFTER_NONE */
 };
 
 /* Shared by every vCPU of a run; vCPU 0 fills it before the first barrier. */
@@ -32,6 +33,7 @@ static struct {
 	struct mvm_rec_sweep recs[FW_MAX_VCPUS]; /* the current pass, per vCPU */
 	struct mvm_rec_order order[FW_MAX_VCPUS];
 	struct frontier fr[FW_MAX_VCPUS];
+	uint64_t useful_at; /* the pass after which first_useful_work is marked */
 } run;
 
 /*
@@ -159,14 +161,18 @@ static int setup(const struct ctx *c)
 		{ "--blocks", &run.o.blocks, 1, OPT_MAX, NULL },
 		{ "--progress-mib", &run.o.progress_mib, 0, OPT_MAX, NULL },
 		{ "--parallel", NULL, 0, 0, &run.o.parallel },
+		{ "--snapshot-after", &run.o.snap_after, 0, OPT_MAX, NULL },
 		{ NULL, NULL, 0, 0, NULL },
 	};
 	struct fw_info info;
 	uint64_t bound, room, have, need;
 	struct mvm_rec_progress *buf = NULL;
 
-	run.o = (struct opts){ 0, 2, SEED_DEFAULT, 0, 0, PROGRESS_AUTO, 0 };
-	if (parse_opts(c, opts, USAGE))
+	run.o = (struct opts){
+		0, 2, SEED_DEFAULT, 0, 0, PROGRESS_AUTO, 0, SNAP_AFTER_NONE
+	};
+	if (parse_opts(c, opts, USAGE) ||
+	    snapshot_plan(c, &run.o.snap_after, run.o.iterations))
 		return -1;
 	if (run.o.stride && run.o.blocks) {
 		printf("guest: %s: --stride and --blocks are two orders: give one\nusage: %s\n",
@@ -258,6 +264,19 @@ static void both(uint32_t n)
 		barrier_wait(&run.bar, n);
 }
 
+/* vCPU 0 between passes, the others at the next barrier: as flat's (sweep.c). */
+static void perm_snapshot(const struct ctx *c, uint64_t pass)
+{
+	if (snapshot_take(c, run.region, run.n * run.pages * PAGE, pass) !=
+	    MVM_SNAP_RESTORED)
+		return;
+	run.useful_at = pass + 1;
+	for (uint32_t v = 0; v < run.n; v++)
+		frontier_restart(&run.fr[v], (uint32_t)run.useful_at);
+	if (pass == run.o.iterations)
+		mark(MVM_MARK_FIRST_USEFUL_WORK);
+}
+
 /*
  * One measurement per pass: every vCPU its slice, all at once with
  * --parallel; pass 1 meets each page for the first time (first useful
@@ -282,8 +301,10 @@ int perm_main(const struct ctx *c)
 		  run.o.seed);
 	if (c->cpu == 0)
 		send_records(MVM_REC_SWEEP, run.recs, 0); /* counting starts */
+	run.useful_at = 1;
 	for (uint64_t it = 1; it <= run.o.iterations; it++) {
-		struct frontier *f = it == 1 && run.stride_bytes ? &run.fr[c->cpu] : NULL;
+		struct frontier *f =
+			it == run.useful_at && run.stride_bytes ? &run.fr[c->cpu] : NULL;
 		uint64_t every = f ? run.stride_bytes / PAGE : ~0ULL, t0, t1;
 		char v = (char)(1 + (it - 1) % 255); /* never 0, never the last pass's */
 		struct mvm_rec_sweep *r = &run.recs[c->cpu];
@@ -291,6 +312,8 @@ int perm_main(const struct ctx *c)
 		struct writer w;
 		struct pass done;
 
+		if (c->cpu == 0 && it - 1 == run.o.snap_after)
+			perm_snapshot(c, it - 1);
 		both(run.n);
 		if (c->cpu == 0)
 			run.t[0] = rdtsc();
@@ -332,11 +355,15 @@ int perm_main(const struct ctx *c)
 		if (c->cpu == 0)
 			send_measurement(run.recs, run.n, 1, 0, 0, run.t[1] - run.t[0]);
 		both(run.n);
-		if (c->cpu == 0 && it == 1)
+		if (c->cpu == 0 && it == run.useful_at)
 			mark(MVM_MARK_FIRST_USEFUL_WORK); /* every page touched once */
 		verify(c, base, v, it);
 	}
 	both(run.n);
+	if (c->cpu == 0 && run.o.snap_after == run.o.iterations)
+		perm_snapshot(c, run.o.iterations);
+	if (c->cpu == 0)
+		snapshot_check(c);
 	if (c->cpu == 0)
 		progress_send(run.order, run.fr, run.n);
 	return 0;

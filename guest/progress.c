@@ -35,9 +35,15 @@ void frontier_init(struct frontier *f, struct mvm_rec_progress *buf, uint32_t vc
 		   uint64_t total, uint64_t stride)
 {
 	*f = (struct frontier){
-		.pt = buf, .vcpu = vcpu, .stride = stride, .total = total
+		.pt = buf, .vcpu = vcpu, .stride = stride, .total = total, .iteration = 1
 	};
 	f->next = stride;
+}
+
+void frontier_restart(struct frontier *f, uint32_t iteration)
+{
+	frontier_init(f, f->pt, f->vcpu, f->total, f->stride);
+	f->iteration = iteration;
 }
 
 /*

@@ -11,6 +11,7 @@ struct opts {
 	uint64_t iterations;
 	uint64_t progress_mib; /* flat: PROGRESS_AUTO, 0 (none) or the stride */
 	int parallel;
+	uint64_t snap_after; /* flat: --snapshot-after, SNAP_AFTER_NONE */
 };
 
 /* Shared by every vCPU of a run (CPL3 code runs in one address space). */
@@ -26,6 +27,7 @@ static struct {
 	uint64_t stride; /* flat: bytes between progress points, 0: none */
 	struct frontier fr[FW_MAX_VCPUS]; /* flat: each vCPU's first pass */
 	struct mvm_rec_order order[FW_MAX_VCPUS];
+	uint64_t useful_at; /* the pass after which first_useful_work is marked */
 } run;
 
 #define OPT_MAX (1UL << 30)
@@ -38,12 +40,13 @@ static int parse(const struct ctx *c, struct opts *o, int flat)
 		{ "--iterations", &o->iterations, 1, OPT_MAX, NULL },
 		{ "--parallel", NULL, 0, 0, &o->parallel },
 		{ flat ? "--progress-mib" : NULL, &o->progress_mib, 0, OPT_MAX, NULL },
+		{ "--snapshot-after", &o->snap_after, 0, OPT_MAX, NULL },
 		{ NULL, NULL, 0, 0, NULL },
 	};
 
 	return parse_opts(
 		c, opts,
-		flat ? "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N]"
+		flat ? "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N] [--snapshot-after N]"
 		     : "sweep [--max-mib N] [--iterations N] [--parallel]");
 }
 
@@ -232,13 +235,34 @@ static void flat_frontiers(void)
 	}
 }
 
+/*
+ * flat, vCPU 0, between passes (the others wait at the next pass's
+ * barrier): the snapshot of every vCPU's share. A restored guest marks
+ * first_useful_work after its first pass (at once when none is left).
+ */
+static void flat_snapshot(const struct ctx *c, uint64_t pass)
+{
+	uint64_t share = ((1ULL << run.nsizes) - 1) * MIB;
+
+	if (snapshot_take(c, run.flat_region, run.n * share, pass) != MVM_SNAP_RESTORED)
+		return;
+	run.useful_at = pass + 1;
+	for (uint32_t v = 0; v < run.n; v++)
+		frontier_restart(&run.fr[v], (uint32_t)run.useful_at);
+	if (pass == run.o.iterations)
+		mark(MVM_MARK_FIRST_USEFUL_WORK);
+}
+
 static int run_sweep(const struct ctx *c, uint32_t workload)
 {
 	int flat = workload == MVM_WL_FLAT;
 
 	if (c->cpu == 0) {
-		run.o = (struct opts){ 0, 5, PROGRESS_AUTO, 0 };
+		run.o = (struct opts){ 0, 5, PROGRESS_AUTO, 0, SNAP_AFTER_NONE };
 		run.bad = parse(c, &run.o, flat) != 0;
+		run.bad = run.bad ||
+			  (flat && snapshot_plan(c, &run.o.snap_after, run.o.iterations));
+		run.useful_at = 1;
 		run.n = run.o.parallel ? c->info->vcpus : 1;
 		if (!run.o.max_mib)
 			run.o.max_mib = default_max(c->info->free_bytes, run.n, flat);
@@ -294,6 +318,8 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		uint32_t per_cpu = flat ? run.nsizes : 2 * run.nsizes, k = 0;
 		char *p = run.flat_region + c->cpu * (((1ULL << run.nsizes) - 1) * MIB);
 
+		if (flat && c->cpu == 0 && it - 1 == run.o.snap_after)
+			flat_snapshot(c, it - 1);
 		for (uint64_t mib = 1; k < per_cpu; mib *= 2) {
 			for (uint32_t mode = MVM_MODE_DEMAND; mode <= MVM_MODE_POPULATE;
 			     mode++) {
@@ -308,7 +334,8 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 							     .vcpu = c->cpu };
 				if (flat) {
 					measure_flat(c, r, p, mib,
-						     it == 1 ? &run.fr[c->cpu] : NULL);
+						     it == run.useful_at ? &run.fr[c->cpu]
+									 : NULL);
 					p += mib * MIB;
 				} else {
 					measure_sweep(c, r, mib);
@@ -325,9 +352,13 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 		}
 		if (run.n > 1)
 			barrier_wait(&run.bar, run.n);
-		if (c->cpu == 0 && it == 1)
+		if (c->cpu == 0 && it == run.useful_at)
 			mark(MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
 	}
+	if (flat && c->cpu == 0 && run.o.snap_after == run.o.iterations)
+		flat_snapshot(c, run.o.iterations);
+	if (flat && c->cpu == 0)
+		snapshot_check(c);
 	/* After the last measurement's batch: these take no KVM sample. */
 	if (flat && c->cpu == 0)
 		progress_send(run.order, run.fr, run.n);

@@ -119,40 +119,62 @@ static int exit_spin_main(const struct ctx *c)
 	return 0;
 }
 
+/* Asks for a snapshot again and again: the VMM honours the first and bounds the rest. */
+static int snapshot_storm_main(int argc, const char *const *argv,
+			       const struct fw_info *info)
+{
+	struct ctx c = { .cpu = 0, .argc = argc, .argv = argv, .info = info };
+	uint64_t n = 0, taken = 0, refused = 0;
+
+	if (argc != 2 || parse_u64(argv[1], &n))
+		usage_exit("snapshot-storm N");
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t r = snapshot_take(&c, NULL, 0, i);
+
+		taken += r == MVM_SNAP_TAKEN || r == MVM_SNAP_RESTORED;
+		refused += r == MVM_SNAP_REFUSED;
+	}
+	printf("snapshot-storm: %lu asked, %lu taken, %lu refused\n", n, taken, refused);
+	return 0;
+}
+
 const struct workload test_workloads[] = {
 	{ "flood", "flood MIB            print MIB MiB of console output", flood_main,
-	  NULL },
+	  NULL, 0 },
 	{ "demand",
 	  "demand PAGES         touch PAGES demand-mapped pages: one guest fault each",
-	  demand_main, NULL },
+	  demand_main, NULL, 0 },
 	{ "exit-while-spinning",
 	  "exit-while-spinning  vCPU 0 exits while the others spin at CPL3", NULL,
-	  exit_spin_main },
-	{ "exit", "exit N               exit with status N", exit_main, NULL },
+	  exit_spin_main, 0 },
+	{ "exit", "exit N               exit with status N", exit_main, NULL, 0 },
 	{ "touch", "touch ADDR           write to ADDR (an unmapped one: a crash)",
-	  touch_main, NULL },
+	  touch_main, NULL, 0 },
 	{ "spin", "spin                 never exit (--timeout or Ctrl-C ends it)",
-	  spin_main, NULL },
+	  spin_main, NULL, 0 },
 	{ "ud2", "ud2                  an invalid instruction at CPL3: a crash", ud2_main,
-	  NULL },
+	  NULL, 0 },
 	{ "munmap-touch", "munmap-touch         touch a page after munmap: a crash",
-	  munmap_touch_main, NULL },
+	  munmap_touch_main, NULL, 0 },
 	{ "munmap-remap",
 	  "munmap-remap         remap part of a mapping, touch past it: a crash",
-	  munmap_remap_main, NULL },
+	  munmap_remap_main, NULL, 0 },
 	{ "demand-paths",
 	  "demand-paths         every demand-fault path of the firmware, checked",
-	  demand_paths_main, NULL },
+	  demand_paths_main, NULL, 0 },
 	{ "fault-mix",
 	  "fault-mix            interleaved mappings, then the same pages again",
-	  fault_mix_main, NULL },
+	  fault_mix_main, NULL, 0 },
 	{ "smp-unmap",
 	  "smp-unmap            (--vcpus 2) touch a mapping the other vCPU unmapped",
-	  NULL, smp_unmap_main },
+	  NULL, smp_unmap_main, 0 },
 	{ "smp-orphan",
 	  "smp-orphan           (--vcpus 2) free pages faulted into an unmapped mapping",
-	  NULL, smp_orphan_main },
+	  NULL, smp_orphan_main, 0 },
+	{ "snapshot-storm",
+	  "snapshot-storm N     ask for a snapshot N times (the first is honoured)",
+	  snapshot_storm_main, NULL, 1 },
 	{ "assert", "assert               a failed assert in the guest: an abort",
-	  assert_main, NULL },
-	{ NULL, NULL, NULL, NULL },
+	  assert_main, NULL, 0 },
+	{ NULL, NULL, NULL, NULL, 0 },
 };

@@ -46,7 +46,9 @@
  *             minivmm,args = "arg0", "arg1", ...  (exact, may be absent);
  *             minivmm,tsc-khz = <u32>;
  *             minivmm,eager = "touch"  (only with --eager=touch);
- *             minivmm,paging = "tdp" or "shadow"  (what KVM uses; optional); }
+ *             minivmm,paging = "tdp" or "shadow"  (what KVM uses; optional);
+ *             minivmm,snapshot = <1>  (ABI 5, only with --snapshot: the VMM
+ *                 saves the VM when the guest asks, MVM_HC_SNAPSHOT); }
  *   /numa (ABI 3, only with --numa; the root's next child after /chosen, so
  *         that a firmware finds it, or that there is none, without walking
  *         the tree) { #address-cells = <2>; #size-cells = <2>;
@@ -76,7 +78,7 @@
 #include <stdint.h>
 #endif
 
-#define MVM_ABI_VERSION 4
+#define MVM_ABI_VERSION 5
 #define MVM_ABI_OLDEST	1 /* the oldest image version that still runs (above) */
 
 #define MVM_IMAGE_MAGIC	    "MINIVMM"
@@ -111,9 +113,10 @@
 #define MVM_FDT_TSC_KHZ	      "minivmm,tsc-khz"
 #define MVM_FDT_EAGER	      "minivmm,eager"
 #define MVM_FDT_EAGER_TOUCH   "touch"
-#define MVM_FDT_PAGING	      "minivmm,paging" /* how the second level is built: */
-#define MVM_FDT_PAGING_TDP    "tdp"	       /* EPT/NPT */
-#define MVM_FDT_PAGING_SHADOW "shadow"	       /* shadow paging (PVM, ept=0, npt=0) */
+#define MVM_FDT_PAGING	      "minivmm,paging"	 /* how the second level is built: */
+#define MVM_FDT_PAGING_TDP    "tdp"		 /* EPT/NPT */
+#define MVM_FDT_PAGING_SHADOW "shadow"		 /* shadow paging (PVM, ept=0, npt=0) */
+#define MVM_FDT_SNAPSHOT      "minivmm,snapshot" /* ABI 5: --snapshot wants one */
 #define MVM_FDT_NUMA	      "numa" /* ABI 3: --numa's nodes (a child of the root) */
 #define MVM_FDT_NUMA_POLICY   "minivmm,policy"
 #define MVM_FDT_NUMA_VCPUS    "minivmm,vcpus"
@@ -122,14 +125,15 @@
 #define MVM_NUMA_MAX_NODES    64
 
 /* Hypercall numbers (struct mvm_hc_hdr.nr); MVM_HC_LIST below names each one's struct. */
-#define MVM_HC_CONSOLE 1 /* struct mvm_hc_console */
-#define MVM_HC_EXIT    2 /* struct mvm_hc_exit: ends the VM */
-#define MVM_HC_ABORT   3 /* struct mvm_hc_abort: ends the VM, status 4 */
-#define MVM_HC_RECORDS 4 /* struct mvm_hc_records: batched results */
-#define MVM_HC_PARK    5 /* struct mvm_hc_hdr: this vCPU has no more work */
-#define MVM_HC_ZERO    6 /* struct mvm_hc_zero: zero runs of guest pages */
-#define MVM_HC_MARK    7 /* struct mvm_hc_mark: a phase of the run ended */
-#define MVM_HC_COUNT   8
+#define MVM_HC_CONSOLE	1 /* struct mvm_hc_console */
+#define MVM_HC_EXIT	2 /* struct mvm_hc_exit: ends the VM */
+#define MVM_HC_ABORT	3 /* struct mvm_hc_abort: ends the VM, status 4 */
+#define MVM_HC_RECORDS	4 /* struct mvm_hc_records: batched results */
+#define MVM_HC_PARK	5 /* struct mvm_hc_hdr: this vCPU has no more work */
+#define MVM_HC_ZERO	6 /* struct mvm_hc_zero: zero runs of guest pages */
+#define MVM_HC_MARK	7 /* struct mvm_hc_mark: a phase of the run ended */
+#define MVM_HC_SNAPSHOT 8 /* struct mvm_hc_snapshot: save the VM here (ABI 5) */
+#define MVM_HC_COUNT	9
 
 /* Guest phase marks (struct mvm_hc_mark.mark), in the order a run reaches them. */
 #define MVM_MARK_FIRMWARE_READY	   1 /* firmware booted, about to enter CPL3 */
@@ -285,6 +289,32 @@ struct mvm_hc_mark {
 };
 
 /*
+ * Snapshot (ABI 5): the guest asks the VMM to save the VM at this point,
+ * between two passes of its work. Every vCPU is paused, the VM saved, and
+ * the VMM writes `result` into the guest's struct (in guest RAM, before RAM
+ * is saved): the saved guest, once restored, reads MVM_SNAP_RESTORED; the
+ * running guest reads MVM_SNAP_TAKEN if it runs on (--snapshot-continue;
+ * without it the run ends here, exit 0), MVM_SNAP_NONE without --snapshot,
+ * MVM_SNAP_REFUSED once one was taken (the first is honoured) or when the
+ * snapshot failed. A guest that asks more than MVM_SNAPSHOT_ASKS_MAX times
+ * ends its run (guest-limit, exit 4). `checksum` is the guest's own
+ * checksum of its memory (kept in the snapshot and reported; the restored
+ * guest compares its own against it). `pass`: passes done before it.
+ */
+#define MVM_SNAP_NONE	      0
+#define MVM_SNAP_TAKEN	      1
+#define MVM_SNAP_RESTORED     2
+#define MVM_SNAP_REFUSED      3
+#define MVM_SNAPSHOT_ASKS_MAX 64 /* per run (a guest limit, no layout) */
+struct mvm_hc_snapshot {
+	struct mvm_hc_hdr hdr;
+	uint32_t vcpu;
+	uint32_t result; /* MVM_SNAP_*, written by the VMM */
+	uint64_t checksum;
+	uint64_t pass;
+};
+
+/*
  * Every hypercall once: X(name, number, argument struct). The VMM builds its
  * one table of handlers from this list, so a number without a handler, or an
  * argument struct larger than MVM_HC_ARGS_MAX (what the VMM copies), does not
@@ -297,7 +327,8 @@ struct mvm_hc_mark {
 	X(records, MVM_HC_RECORDS, struct mvm_hc_records) \
 	X(park, MVM_HC_PARK, struct mvm_hc_hdr)           \
 	X(zero, MVM_HC_ZERO, struct mvm_hc_zero)          \
-	X(mark, MVM_HC_MARK, struct mvm_hc_mark)
+	X(mark, MVM_HC_MARK, struct mvm_hc_mark)          \
+	X(snapshot, MVM_HC_SNAPSHOT, struct mvm_hc_snapshot)
 #define MVM_HC_ARGS_MAX 512 /* bytes: the largest argument struct the ABI allows */
 
 enum mvm_workload { MVM_WL_SWEEP = 1, MVM_WL_FLAT = 2, MVM_WL_PERM = 3 };

@@ -83,7 +83,7 @@ expect no-image-none-beside 2 'no guest image given, and none found beside miniv
 expect guest-args-too-long 2 'guest arguments' '' -- \
 	$MINIVMM --mem 64M "$GUEST" -- $(seq 1 100)
 expect help 0 '' '^Exit status' -- $MINIVMM --help
-expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 4\)$' -- $MINIVMM --version
+expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 5\)$' -- $MINIVMM --version
 # No /dev/kvm: hide it in a private mount namespace (needs root and unshare).
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	expect no-dev-kvm 3 'KVM: open /dev/kvm: No such file or directory' '' -- \

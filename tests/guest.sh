@@ -41,7 +41,7 @@ jq_true timeout-json "$OUT/timeout.json" '.exit.reason == "timeout" and .exit.st
 
 expect results-on-crash 4 '' '' -- $MINIVMM --mem 64M -o "$OUT/crash.json" $GUEST -- touch 0
 jq_true results-on-crash-json "$OUT/crash.json" \
-	'.exit.reason == "guest-abort" and .exit.status == 4 and .config.mem_bytes == 67108864 and .minivmm.abi == 4 and (.exit.message | test("fault address 0x0"))'
+	'.exit.reason == "guest-abort" and .exit.status == 4 and .config.mem_bytes == 67108864 and .minivmm.abi == 5 and (.exit.message | test("fault address 0x0"))'
 expect results-ok 0 '' '' -- $MINIVMM --mem 64M --vcpus 2 -o "$OUT/ok.json" $GUEST -- hello x
 jq_true results-ok-json "$OUT/ok.json" \
 	'.exit.reason == "guest-exit" and .exit.guest_status == 0 and .config.vcpus == 2 and .config.guest_args == ["hello","x"] and (.platform.tsc_khz > 0) and (.platform.paging | test("shadow|tdp"))'

@@ -28,7 +28,7 @@ jq_true numa-one-node-json "$OUT/numa-one.json" \
 	 and \$n.nodes[0].audit.local_fraction == 1 and \$n.nodes[0].audit.stride_bytes == 4096
 	 and ([\$n.vcpu_threads[] | .started and .allowed == \"$cpus0\" and .node == 0] | all)
 	 and ([.eager.per_thread[] | .node == 0 and .host_node == 0 and .allowed == \"$cpus0\" and .cpu >= 0] | all)
-	 and .minivmm.abi == 4"
+	 and .minivmm.abi == 5"
 # The guest read /numa from the boot info.
 grep -q '^numa: node 0: \[0x0, 0x4000000) 64 MiB, vCPUs 0-1, host node 0, bind$' "$OUT/numa-one-node.out" &&
 	pass numa-guest-told || fail numa-guest-told "$(grep '^numa' "$OUT/numa-one-node.out")"

@@ -163,11 +163,11 @@ else
 	fail build-checks-control "the untouched copy does not build: $(cat "$S"/control-*.log | head -c 600)"
 fi
 # A new hypercall in the list without its check and handler.
-edit include/minivmm_abi.h 's/#define MVM_HC_COUNT   8/#define MVM_HC_NEW 8\n#define MVM_HC_COUNT 9/; s/(X\(mark, MVM_HC_MARK, struct mvm_hc_mark\))/$1 \\\n\tX(new, MVM_HC_NEW, struct mvm_hc_hdr)/' &&
+edit include/minivmm_abi.h 's/#define MVM_HC_COUNT\s+9/#define MVM_HC_NEW 9\n#define MVM_HC_COUNT 10/; s/(X\(snapshot, MVM_HC_SNAPSHOT, struct mvm_hc_snapshot\))/$1 \\\n\tX(new, MVM_HC_NEW, struct mvm_hc_hdr)/' &&
 	refused hypercall-without-handler devices devices/hypercall.c "check_new|hc_new"
 # A new number left out of the list.
 fresh
-edit include/minivmm_abi.h 's/#define MVM_HC_COUNT   8/#define MVM_HC_NEW 8\n#define MVM_HC_COUNT 9/' &&
+edit include/minivmm_abi.h 's/#define MVM_HC_COUNT\s+9/#define MVM_HC_NEW 9\n#define MVM_HC_COUNT 10/' &&
 	refused hypercall-not-in-list devices devices/hypercall.c "every hypercall number"
 # An argument struct larger than what the VMM copies.
 fresh

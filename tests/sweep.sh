@@ -27,7 +27,7 @@ jq_true sweep-same-pages-in-iteration-2 "$OUT/sweep.json" \
 	'[.sweep[] | select(.iteration == 1)] as $a | [.sweep[] | select(.iteration == 2)] as $b
 	 | [range(0; $a | length) | $a[.].pfn_sum == $b[.].pfn_sum and $a[.].pfn_sum > 0] | all'
 jq_true sweep-json-header "$OUT/sweep.json" \
-	'.minivmm.abi == 4 and (.platform.kvm | test("pvm|vmx|svm|unknown")) and .platform.tsc_khz > 0 and .config.guest_args == ["sweep","--max-mib","16","--iterations","2"] and .exit == {"status":0,"reason":"guest-exit","guest_status":0,"message":"guest exited with status 0 (vCPU 0)"}'
+	'.minivmm.abi == 5 and (.platform.kvm | test("pvm|vmx|svm|unknown")) and .platform.tsc_khz > 0 and .config.guest_args == ["sweep","--max-mib","16","--iterations","2"] and .exit == {"status":0,"reason":"guest-exit","guest_status":0,"message":"guest exited with status 0 (vCPU 0)"}'
 
 expect flat-small 0 '' 'flat: direct-mapped' -- \
 	$MINIVMM --mem 256M -o "$OUT/flat.json" $GUEST -- flat --max-mib 16 --iterations 2

@@ -113,7 +113,7 @@ test-campaign: all
 #                                  then the guest-side fuzzer (fuzz-guest, below)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := hypercall translator options loader
+FUZZ_TARGETS := hypercall translator options loader snapshot
 FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE \
                 $(INC_vmm) -DMINIVMM_VERSION='"fuzz"' -DMINIVMM_SANITIZE
 FUZZ_LIB_OBJ := $(patsubst build/host/%,build/fuzz/obj/%,$(VMM_LIB_OBJ))

@@ -12,6 +12,7 @@
 
 #include "boot.h"
 #include "report.h"
+#include "snapshot.h"
 
 #define MVM_DEFAULT_MEM_BYTES (1ULL << 30)
 #define MVM_MAX_MEM_BYTES     (1ULL << 40)
@@ -25,8 +26,9 @@ enum compare_mode {
 	MODE_REPLAY,	 /* background in a recorded first-touch order */
 	COMPARE_MODE_COUNT
 };
-#define COMPARE_MAX_MODES     COMPARE_MODE_COUNT /* each at most once */
-#define COMPARE_DEFAULT_MODES "lazy,eager"
+#define COMPARE_MAX_MODES	      8 /* each at most once: the boot modes, or --restore's */
+#define COMPARE_DEFAULT_MODES	      "lazy,eager"
+#define COMPARE_RESTORE_DEFAULT_MODES "copy,private,uffd,replay" /* with --restore */
 
 struct compare_mode_row {
 	enum compare_mode id;
@@ -46,6 +48,12 @@ extern const struct compare_mode_row compare_modes[];
  */
 int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
 			size_t errlen);
+/*
+ * With --restore: "copy,uffd" into indices of restore_modes[] (each at most
+ * once, two or more). 0, or -EINVAL with err set.
+ */
+int compare_restore_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
+				size_t errlen);
 /* Replay with no --eager-order FILE: the experiment records the order first. */
 int compare_mode_needs_recording(enum compare_mode m, const struct vm_config *base);
 /*
@@ -64,6 +72,10 @@ struct config {
 	int compare;				   /* --compare: its modes side by side */
 	unsigned compare_modes[COMPARE_MAX_MODES]; /* --compare=LIST: enum compare_mode */
 	unsigned ncompare_modes;
+	const char *compare_list; /* --compare=LIST as given (NULL: the default) */
+	int compare_restore;	/* with --restore: compare_modes index restore_modes[] */
+	int restore_cache_warm; /* --restore-cache warm: the memory file cached first */
+	int restore_cache_given;
 	unsigned repeat; /* --repeat: measured runs (of each mode with --compare) */
 	unsigned warmup; /* --warmup: runs before them, not counted */
 	int no_sandbox;	 /* --no-sandbox */
@@ -71,6 +83,12 @@ struct config {
 	const char *check_touch_path; /* --check-touch FILE: check it, run nothing */
 	int dry_run;		      /* --dry-run: check the command line, run nothing */
 	double t_exec;		      /* main() entered: the first run's "exec" */
+	const char *snapshot_dir;     /* --snapshot DIR: save where the guest asks */
+	int snapshot_continue;	      /* --snapshot-continue: and run on */
+	const char *restore_dir;      /* --restore DIR */
+	const struct restore_mode *restore_mode; /* --restore-mode (copy) */
+	struct snapshot *restore; /* --restore: loaded by main before the run */
+	int mem_given, vcpus_given, backing_given; /* on the command line */
 	int argc; /* minivmm's own command line, for the environment record */
 	char **argv;
 };
@@ -174,5 +192,17 @@ void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigne
 int experiment_check(const struct config *cfg);
 /* Writes and commits the output files at the end (or discards one whose writing failed). */
 int experiment_main(const struct config *cfg, struct env *env, struct outputs *o);
+
+/* ---- restore_cache.c: the memory file's page cache before each restore ---- */
+struct restore_cache {
+	uint64_t file_bytes;   /* the memory file's size */
+	uint64_t cached_bytes; /* of it in the page cache afterwards (mincore) */
+};
+/*
+ * Cold (warm 0): drop path's page cache (POSIX_FADV_DONTNEED); warm: read
+ * its data once. Then count what is cached. 0, or -errno with err set.
+ */
+int restore_cache_set(const char *path, int warm, struct restore_cache *out, char *err,
+		      size_t errlen);
 
 #endif /* MINIVMM_APP_H */

@@ -109,6 +109,34 @@ static void record_path(const struct config *cfg, char *buf, size_t len)
 }
 
 /*
+ * --compare --restore: each mode restores the snapshot its own way. A
+ * replay without a recording in the snapshot directory gets one first: a
+ * replay run that records (a uffd restore), not counted.
+ */
+static int build_restore_modes(struct experiment *x)
+{
+	const struct config *cfg = x->cfg;
+	char path[PATH_MAX];
+
+	for (unsigned m = 0; m < x->nmodes; m++) {
+		const struct restore_mode *rm = &restore_modes[cfg->compare_modes[m]];
+
+		x->mode_cfg[m] = *cfg;
+		x->mode_cfg[m].restore_mode = rm;
+		x->label[m] = rm->name;
+		snprintf(path, sizeof(path), "%s/%s", cfg->restore_dir, SNAP_TOUCH_FILE);
+		if (rm->prepare == restore_replay && access(path, F_OK) &&
+		    !x->recording) {
+			x->recording = 1;
+			snprintf(x->record_path, sizeof(x->record_path), "%s", path);
+			x->mode_cfg[x->nmodes] = x->mode_cfg[m];
+			x->label[x->nmodes] = "record";
+		}
+	}
+	return 0;
+}
+
+/*
  * Each mode's config from the options given (and the recording's, if a
  * replay needs one). 0, or -EINVAL with err set: the options do not fit a
  * mode.
@@ -123,6 +151,8 @@ static int build_modes(struct experiment *x, char *err, size_t errlen)
 	if (!cfg->compare)
 		return 0;
 	x->nmodes = cfg->ncompare_modes;
+	if (cfg->compare_restore)
+		return build_restore_modes(x);
 	for (unsigned m = 0; m < x->nmodes; m++) {
 		const struct compare_mode_row *row =
 			&compare_modes[cfg->compare_modes[m]];
@@ -157,6 +187,9 @@ static const char *mode_what(const struct experiment *x, unsigned m, char *buf,
 	size_t at = 0;
 
 	buf[0] = '\0';
+	if (x->mode_cfg[m].restore_dir && x->cfg->compare)
+		at += (size_t)snprintf(buf + at, len - at, " --restore-mode %s",
+				       x->mode_cfg[m].restore_mode->name);
 	if (c->eager != EAGER_NONE)
 		at += (size_t)snprintf(buf + at, len - at, " --eager=%s%s",
 				       c->eager_background ? "background:" : "",
@@ -310,7 +343,10 @@ static int recorded(const struct experiment *x, unsigned i)
 			pg.record_err ? strerror(-pg.record_err) : "");
 		return EXIT_HOST;
 	}
-	if (!x->cfg->quiet)
+	if (!x->cfg->quiet && x->cfg->compare_restore)
+		printf("  recorded %zu pages in first-touch order to %s (kept in the snapshot: every later replay fetches them first)\n",
+		       pg.recorded, x->record_path);
+	else if (!x->cfg->quiet)
 		printf("  recorded %zu pages in first-touch order to %s (kept: --eager-order %s replays it without recording)\n",
 		       pg.recorded, x->record_path, x->record_path);
 	return EXIT_GUEST_OK;
@@ -332,6 +368,18 @@ static int check_modes(const struct experiment *x, char *why, size_t len)
 		if (c.eager_order == x->record_path)
 			c.eager_order =
 				NULL; /* recorded by the first run: not there yet */
+		if (x->cfg->compare_restore) {
+			e = restore_mode_usable(x->mode_cfg[m].restore_mode,
+						x->cfg->restore_dir, err, sizeof(err));
+			if (e) {
+				snprintf(
+					why, len,
+					"--compare --restore: mode %s cannot run here, so no run was started: %s",
+					x->label[m], err);
+				return e;
+			}
+			continue;
+		}
 		e = vm_config_check(&c, err, sizeof(err));
 		if (!e)
 			continue;
@@ -352,6 +400,36 @@ static int check_modes(const struct experiment *x, char *why, size_t len)
 				err);
 		return e;
 	}
+	return 0;
+}
+
+/*
+ * --restore with several runs: before each, the memory file's page cache
+ * dropped (cold) or filled (warm), and how much of it is cached said.
+ */
+static int set_cache(const struct experiment *x, unsigned i)
+{
+	char path[PATH_MAX], err[PATH_MAX + 128], a[FMT_BYTES];
+	struct restore_cache c;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/%s", x->cfg->restore_dir, SNAP_MEMORY_FILE);
+	e = restore_cache_set(path, x->cfg->restore_cache_warm, &c, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "minivmm: %s\n", err);
+		return e;
+	}
+	if (x->cfg->quiet && i == 0)
+		printf("restore: before each run the page cache of %s is %s\n", path,
+		       x->cfg->restore_cache_warm
+			       ? "filled (the file read once): warm"
+			       : "dropped (POSIX_FADV_DONTNEED): cold");
+	else if (!x->cfg->quiet)
+		printf("  page cache of %s: %s; %s MiB of it cached now (mincore)\n",
+		       path,
+		       x->cfg->restore_cache_warm ? "filled (read once)"
+						  : "dropped (POSIX_FADV_DONTNEED)",
+		       fmt_value(a, (double)c.cached_bytes / (1 << 20), 1));
 	return 0;
 }
 
@@ -392,6 +470,8 @@ static int execute(struct experiment *x)
 
 		if (x->planned > 1 && !x->cfg->quiet)
 			header(x, i);
+		if (x->cfg->restore_dir && x->planned > 1 && set_cache(x, i) < 0)
+			return EXIT_HOST;
 		r = x->runs[i] = run_new(&x->mode_cfg[x->mode[i]], &o);
 		if (!r) {
 			fprintf(stderr, "minivmm: out of memory\n");
@@ -417,7 +497,8 @@ static int execute(struct experiment *x)
 /* The index of mode `id` among the measured modes, or -1. */
 static int mode_index(const struct experiment *x, enum compare_mode id)
 {
-	for (unsigned m = 0; x->cfg->compare && m < x->nmodes; m++)
+	for (unsigned m = 0; x->cfg->compare && !x->cfg->compare_restore && m < x->nmodes;
+	     m++)
 		if (x->cfg->compare_modes[m] == (unsigned)id)
 			return (int)m;
 	return -1;

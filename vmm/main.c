@@ -40,6 +40,62 @@ static int check_touch(const struct config *cfg)
  * a ninth arena asks sched_getaffinity how many CPUs there are (a fixed
  * number of arenas instead).
  */
+/*
+ * --restore: the snapshot's RAM, vCPUs, backing and guest arguments become
+ * the run's; an option given that says otherwise is refused, and so is a
+ * restore mode this machine lacks, before anything runs. The exit status,
+ * or 0 to run.
+ */
+static struct snapshot restored;
+
+static int load_restore(struct config *cfg)
+{
+	const struct snap_header *h;
+	const struct mm_backend *b;
+	char err[1024];
+	int e = snapshot_load(cfg->restore_dir, &restored, err, sizeof(err));
+
+	if (e) {
+		fprintf(stderr, "minivmm: %s\n", err);
+		return e == -EINVAL || e == -ENOENT ? EXIT_USAGE : EXIT_HOST;
+	}
+	h = restored.v.hdr;
+	b = mm_backend_find(h->backing);
+	if (!b || b->page_bytes != h->page_bytes) {
+		fprintf(stderr,
+			"minivmm: --restore %s: saved on backing '%s', which this minivmm does not have\n",
+			cfg->restore_dir, h->backing);
+		return EXIT_USAGE;
+	}
+	if ((cfg->mem_given && cfg->vm.mem_bytes != h->ram_bytes) ||
+	    (cfg->vcpus_given && cfg->vm.vcpus != h->nvcpus) ||
+	    (cfg->vm.backing_set && cfg->vm.backing != b)) {
+		fprintf(stderr,
+			"minivmm: --restore %s: the snapshot is of %llu MiB of RAM, %u vCPU%s, backing %s; --%s says otherwise (leave it out: it comes from the snapshot)\n",
+			cfg->restore_dir, (unsigned long long)(h->ram_bytes >> 20),
+			h->nvcpus, h->nvcpus == 1 ? "" : "s", b->name,
+			cfg->mem_given && cfg->vm.mem_bytes != h->ram_bytes ? "mem"
+			: cfg->vcpus_given && cfg->vm.vcpus != h->nvcpus    ? "vcpus"
+									    : "backing");
+		return EXIT_USAGE;
+	}
+	cfg->vm.mem_bytes = h->ram_bytes;
+	cfg->vm.vcpus = h->nvcpus;
+	cfg->vm.backing = b;
+	cfg->vm.guest_path = restored.v.cfg->image;
+	cfg->vm.guest_argc = restored.argc;
+	cfg->vm.guest_argv = (char **)restored.argv;
+	if (!cfg->restore_mode)
+		cfg->restore_mode = &restore_modes[0];
+	e = restore_mode_usable(cfg->restore_mode, cfg->restore_dir, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "minivmm: %s\n", err);
+		return e == -EINVAL ? EXIT_USAGE : EXIT_HOST;
+	}
+	cfg->restore = &restored;
+	return 0;
+}
+
 #define MALLOC_TRIM_NEVER ((int)(~0U >> 1))
 #define MALLOC_ARENAS	  8
 
@@ -65,6 +121,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.check_touch_path)
 		return check_touch(&cfg);
+	if (cfg.restore_dir && (status = load_restore(&cfg)))
+		return status;
 	/*
 	 * stdout gets a buffer of its own now, line-buffered whatever it is: a
 	 * buffer glibc allocates lazily probes the stream on the first write

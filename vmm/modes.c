@@ -110,66 +110,73 @@ const struct compare_mode_row compare_modes[] = {
 _Static_assert(ARRAY_SIZE(compare_modes) == COMPARE_MODE_COUNT,
 	       "one row per enum compare_mode");
 
-static int find(const char *name, size_t len)
+/* Mode names, the boot modes' or --restore's, as one table to parse a list against. */
+struct names {
+	const char *v[COMPARE_MAX_MODES];
+	unsigned n;
+	const char *ctx;  /* after "--compare=LIST" in messages: "" or " --restore" */
+	const char *kind; /* "mode" or "restore mode" */
+	const char *eg;	  /* an example list */
+};
+
+static int find(const struct names *t, const char *name, size_t len)
 {
-	for (unsigned i = 0; i < COMPARE_MODE_COUNT; i++)
-		if (strlen(compare_modes[i].name) == len &&
-		    !strncmp(name, compare_modes[i].name, len))
+	for (unsigned i = 0; i < t->n; i++)
+		if (strlen(t->v[i]) == len && !strncmp(name, t->v[i], len))
 			return (int)i;
 	return -1;
 }
 
-static const char *mode_names(char *buf, size_t len)
+static const char *mode_names(const struct names *t, char *buf, size_t len)
 {
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < COMPARE_MODE_COUNT && at < len; i++)
+	for (unsigned i = 0; i < t->n && at < len; i++)
 		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
-				       compare_modes[i].name);
+				       t->v[i]);
 	return buf;
 }
 
-int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
-			size_t errlen)
+static int parse(const struct names *t, const char *list, unsigned *modes, unsigned *n,
+		 char *err, size_t errlen)
 {
-	char names[96];
+	char names[160];
 	const char *p = list;
 
 	*n = 0;
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		int m = find(p, len);
+		int m = find(t, p, len);
 
 		if (m < 0) {
-			const char *all[COMPARE_MODE_COUNT], *near;
+			const char *near;
 			char typed[32];
 
-			for (unsigned i = 0; i < COMPARE_MODE_COUNT; i++)
-				all[i] = compare_modes[i].name;
 			snprintf(typed, sizeof(typed), "%.*s", (int)len, p);
-			near = len ? suggest_name(typed, all, COMPARE_MODE_COUNT) : NULL;
+			near = len ? suggest_name(typed, t->v, t->n) : NULL;
 			if (!len)
 				snprintf(
 					err, errlen,
-					"--compare=%s: an empty mode name (two commas, or one at an end); modes are %s, e.g. --compare=lazy,eager",
-					list, mode_names(names, sizeof(names)));
+					"--compare=%s%s: an empty mode name (two commas, or one at an end); %ss are %s, e.g. --compare=%s",
+					list, t->ctx, t->kind,
+					mode_names(t, names, sizeof(names)), t->eg);
 			else
-				snprintf(
-					err, errlen,
-					"--compare=%s: no mode '%.*s'%s%s%s; modes are %s",
-					list, (int)len, p, near ? " (did you mean " : "",
-					near ? near : "", near ? "?)" : "",
-					mode_names(names, sizeof(names)));
+				snprintf(err, errlen,
+					 "--compare=%s%s: no %s '%.*s'%s%s%s; %ss are %s",
+					 list, t->ctx, t->kind, (int)len, p,
+					 near ? " (did you mean " : "", near ? near : "",
+					 near ? "?)" : "", t->kind,
+					 mode_names(t, names, sizeof(names)));
 			return -EINVAL;
 		}
 		for (unsigned i = 0; i < *n; i++)
 			if (modes[i] == (unsigned)m) {
 				snprintf(err, errlen, "--compare=%s: mode %s twice", list,
-					 compare_modes[m].name);
+					 t->v[m]);
 				return -EINVAL;
 			}
-		modes[(*n)++] = (unsigned)m;
+		modes[(*n)++] = (unsigned)m; /* each at most once: never more than t->n */
 		if (!p[len])
 			break;
 		p += len + 1;
@@ -177,11 +184,35 @@ int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *er
 	if (*n < 2) {
 		snprintf(
 			err, errlen,
-			"--compare=%s: a comparison needs two modes or more (modes are %s)",
-			list, mode_names(names, sizeof(names)));
+			"--compare=%s%s: a comparison needs two modes or more (%ss are %s)",
+			list, t->ctx, t->kind, mode_names(t, names, sizeof(names)));
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int compare_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
+			size_t errlen)
+{
+	struct names t = {
+		.n = COMPARE_MODE_COUNT, .ctx = "", .kind = "mode", .eg = "lazy,eager"
+	};
+
+	for (unsigned i = 0; i < t.n; i++)
+		t.v[i] = compare_modes[i].name;
+	return parse(&t, list, modes, n, err, errlen);
+}
+
+int compare_restore_modes_parse(const char *list, unsigned *modes, unsigned *n, char *err,
+				size_t errlen)
+{
+	struct names t = { .ctx = " --restore",
+			   .kind = "restore mode",
+			   .eg = "copy,uffd" };
+
+	for (; t.n < restore_mode_count && t.n < COMPARE_MAX_MODES; t.n++)
+		t.v[t.n] = restore_modes[t.n].name;
+	return parse(&t, list, modes, n, err, errlen);
 }
 
 int compare_mode_needs_recording(enum compare_mode m, const struct vm_config *base)

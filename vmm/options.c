@@ -89,6 +89,7 @@ static const char *mem_arg(char *buf, size_t len, uint64_t bytes, uint64_t unit,
 
 static int set_mem(struct config *cfg, const char *arg)
 {
+	cfg->mem_given = 1;
 	if (mm_parse_size(arg, &cfg->vm.mem_bytes))
 		return bad("--mem: '%s' is not a size (bytes, or with K/M/G/T)", arg);
 	/* "--mem 64": a number without a unit is bytes, which nobody means here. */
@@ -127,7 +128,51 @@ static int set_vcpus(struct config *cfg, const char *arg)
 	if (n > 4096)
 		return bad("--vcpus %s: more than 4096", arg);
 	cfg->vm.vcpus = (unsigned)n;
+	cfg->vcpus_given = 1;
 	return 0;
+}
+
+static int set_snapshot(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return bad("--snapshot needs a directory to write");
+	cfg->snapshot_dir = arg;
+	return 0;
+}
+
+static int set_restore(struct config *cfg, const char *arg)
+{
+	cfg->restore_dir = arg;
+	return 0;
+}
+
+static int set_restore_mode(struct config *cfg, const char *arg)
+{
+	const char *names[16];
+	const char *near;
+	unsigned n = 0;
+
+	cfg->restore_mode = restore_mode_find(arg);
+	if (cfg->restore_mode)
+		return 0;
+	for (unsigned i = 0; i < restore_mode_count && n < ARRAY_SIZE(names); i++)
+		names[n++] = restore_modes[i].name;
+	near = suggest_name(arg, names, n);
+	if (near)
+		return bad(
+			"--restore-mode: no mode '%s'; did you mean %s? (--help lists them)",
+			arg, near);
+	return bad("--restore-mode: no mode '%s' (--help lists them)", arg);
+}
+
+static void list_restore_modes(FILE *f)
+{
+	for (unsigned i = 0; i < restore_mode_count; i++)
+		for (unsigned k = 0;
+		     k < ARRAY_SIZE(restore_modes[i].help) && restore_modes[i].help[k];
+		     k++)
+			fprintf(f, "%24s%-8s %s\n", "", k ? "" : restore_modes[i].name,
+				restore_modes[i].help[k]);
 }
 
 static int set_results(struct config *cfg, const char *arg)
@@ -384,15 +429,42 @@ static int set_check_touch(struct config *cfg, const char *arg)
 	return 0;
 }
 
+/* The list is read once every option is: with --restore its names are restore modes. */
 static int set_compare(struct config *cfg, const char *arg)
 {
-	char err[256];
-
 	cfg->compare = 1;
-	if (compare_modes_parse(arg ? arg : COMPARE_DEFAULT_MODES, cfg->compare_modes,
-				&cfg->ncompare_modes, err, sizeof(err)))
-		return bad("%s", err);
+	cfg->compare_list = arg;
 	return 0;
+}
+
+static int parse_compare(struct config *cfg)
+{
+	char err[512];
+	int r;
+
+	if (!cfg->compare)
+		return 0;
+	cfg->compare_restore = cfg->restore_dir != NULL;
+	if (cfg->compare_restore)
+		r = compare_restore_modes_parse(
+			cfg->compare_list ? cfg->compare_list
+					  : COMPARE_RESTORE_DEFAULT_MODES,
+			cfg->compare_modes, &cfg->ncompare_modes, err, sizeof(err));
+	else
+		r = compare_modes_parse(
+			cfg->compare_list ? cfg->compare_list : COMPARE_DEFAULT_MODES,
+			cfg->compare_modes, &cfg->ncompare_modes, err, sizeof(err));
+	return r ? bad("%s", err) : 0;
+}
+
+static int set_restore_cache(struct config *cfg, const char *arg)
+{
+	if (!strcmp(arg, "cold") || !strcmp(arg, "warm")) {
+		cfg->restore_cache_warm = !strcmp(arg, "warm");
+		cfg->restore_cache_given = 1;
+		return 0;
+	}
+	return bad("--restore-cache: '%s' is neither cold nor warm", arg);
 }
 
 /* --help lists the kinds an option takes, from their tables. */
@@ -469,7 +541,8 @@ static int check_paging(struct config *cfg, int delay_given, char *err, size_t e
 	uint64_t slices = paging_slices(&cfg->vm);
 	int uffd_mode = 0; /* --compare runs some mode with --paging uffd */
 
-	for (unsigned i = 0; cfg->compare && i < cfg->ncompare_modes; i++)
+	for (unsigned i = 0;
+	     cfg->compare && !cfg->compare_restore && i < cfg->ncompare_modes; i++)
 		uffd_mode |=
 			cfg->compare_modes[i] == MODE_UFFD ||
 			compare_mode_needs_recording(cfg->compare_modes[i], &cfg->vm);
@@ -588,6 +661,40 @@ static int list_split(int argc, char **argv, int next, const char *list, char *m
 	return 1;
 }
 
+/* --snapshot and --restore against the rest of the command line. 0, or 1 with msg. */
+static int check_snapshot(const struct config *cfg, char *msg, size_t len)
+{
+	const char *other = NULL;
+
+	if (cfg->snapshot_continue && !cfg->snapshot_dir)
+		other = "--snapshot-continue is about --snapshot: add --snapshot DIR";
+	else if (cfg->restore_mode && !cfg->restore_dir)
+		other = "--restore-mode is about --restore: add --restore DIR";
+	else if ((cfg->snapshot_dir || cfg->restore_dir) && cfg->vm.kernel_path)
+		other = "--snapshot and --restore save and run the minivmm guest; a Linux guest's (--kernel) is not built";
+	else if (cfg->snapshot_dir && cfg->restore_dir)
+		other = "--snapshot of a restored guest is not built: restore, or snapshot, one at a time";
+	else if (cfg->snapshot_dir && (cfg->compare || cfg->repeat > 1))
+		other = "--snapshot makes one run: not with --compare or --repeat (--restore DIR --compare=MODES restores one snapshot several ways)";
+	else if (cfg->restore_dir && cfg->compare && cfg->restore_mode)
+		other = "--compare --restore runs the restore modes it lists: leave out --restore-mode";
+	else if (cfg->restore_cache_given &&
+		 !(cfg->restore_dir && (cfg->compare || cfg->repeat > 1)))
+		other = "--restore-cache is about --restore DIR with --compare or --repeat";
+	else if ((cfg->snapshot_dir || cfg->restore_dir) &&
+		 cfg->vm.paging != PAGING_KERNEL)
+		other = "--snapshot and --restore with --paging uffd are not built (a restore mode pages by userfaultfd instead)";
+	else if (cfg->snapshot_continue && cfg->vm.eager != EAGER_NONE)
+		other = "--snapshot-continue restarts the vCPUs after the snapshot: not with --eager";
+	else if (cfg->restore_dir &&
+		 (cfg->vm.eager != EAGER_NONE || cfg->vm.numa || cfg->vm.mem_path ||
+		  cfg->vm.reservoir || cfg->vm.raw))
+		other = "--restore sets guest RAM from the snapshot: not with --eager, --numa, --mem-path, --reservoir or --raw";
+	if (other)
+		snprintf(msg, len, "%s", other);
+	return other != NULL;
+}
+
 #define OPT_HELP    'h'
 #define OPT_VERSION 'V'
 
@@ -609,6 +716,7 @@ FLAG(explain, explain)
 FLAG(mem_grow, vm.mem_grow)
 FLAG(mem_any_fs, vm.mem_any_fs)
 FLAG(dry_run, dry_run)
+FLAG(snapshot_continue, snapshot_continue)
 FLAG(kernel_anyway, vm.kernel_anyway)
 #undef FLAG
 
@@ -797,6 +905,51 @@ static const struct opt {
 	  { "--paging uffd: write the guest's first touch of each page",
 	    "(GPA, ns since exec), in order (format: docs/guide.md)" },
 	  set_record_touch,
+	  NULL,
+	  NULL },
+	{ "snapshot",
+	  0,
+	  required_argument,
+	  "DIR",
+	  { "save the VM into DIR (a new directory) where the guest",
+	    "asks (flat/perm --snapshot-after N; else at workload_start),",
+	    "then end the run (exit 0); restore it with --restore DIR" },
+	  set_snapshot,
+	  NULL,
+	  NULL },
+	{ "snapshot-continue",
+	  0,
+	  no_argument,
+	  NULL,
+	  { "--snapshot: the guest runs on after it is saved" },
+	  NULL,
+	  NULL,
+	  flag_snapshot_continue },
+	{ "restore",
+	  0,
+	  required_argument,
+	  "DIR",
+	  { "run the VM saved in DIR from where it was (no image: RAM,",
+	    "vCPUs and the guest's arguments come from the snapshot)" },
+	  set_restore,
+	  NULL,
+	  NULL },
+	{ "restore-mode",
+	  0,
+	  required_argument,
+	  "MODE",
+	  { "--restore: how guest RAM gets the memory file (default copy):" },
+	  set_restore_mode,
+	  list_restore_modes,
+	  NULL },
+	{ "restore-cache",
+	  0,
+	  required_argument,
+	  "cold|warm",
+	  { "--compare --restore: each run with the memory file's page",
+	    "cache dropped first (cold, POSIX_FADV_DONTNEED: the default)",
+	    "or the file read once first (warm)" },
+	  set_restore_cache,
 	  NULL,
 	  NULL },
 	{ "check-touch",
@@ -1207,7 +1360,9 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		else if (o->set(cfg, optarg))
 			return -EINVAL;
 	}
-	if (cfg->compare && cfg->vm.eager == EAGER_NONE)
+	if (parse_compare(cfg))
+		return -EINVAL;
+	if (cfg->compare && cfg->vm.eager == EAGER_NONE && !cfg->restore_dir)
 		cfg->vm.eager = EAGER_AUTO; /* the eager half of --compare */
 	if (cfg->warmup == WARMUP_UNSET)
 		cfg->warmup =
@@ -1273,6 +1428,8 @@ int options_parse(int argc, char **argv, struct config *cfg)
 									 : "",
 			strcmp(below, above) && cfg->vm.mem_bytes > page ? above : "");
 	}
+	if (check_snapshot(cfg, msg, sizeof(msg)))
+		return bad("%s", msg);
 	if ((cfg->vm.initrd_path || cfg->vm.cmdline || cfg->vm.kernel_anyway) &&
 	    !cfg->vm.kernel_path)
 		return bad("--%s is about a Linux guest: add --kernel FILE",
@@ -1322,6 +1479,15 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			return bad(
 				"'%s' after --eager is taken as the guest image: write --eager=%s (its HOW needs '=')",
 				cfg->vm.guest_path, cfg->vm.guest_path);
+	if (cfg->restore_dir && (img >= 0 || optind < argc))
+		return bad(
+			"--restore %s takes no guest image and no guest arguments: the snapshot holds the guest, its RAM and its arguments",
+			cfg->restore_dir);
+	if (cfg->restore_dir) {
+		cfg->vm.guest_argc = 0;
+		cfg->vm.guest_argv = argv + argc;
+		return 0;
+	}
 	if (img >= 0 && workload_like(cfg->vm.guest_path)) {
 		snprintf(
 			msg, sizeof(msg),

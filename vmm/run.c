@@ -28,6 +28,20 @@ struct run {
 	int progress_bar;   /* eager's bar on stderr (a terminal, a big population) */
 	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
 	uint64_t image_len;
+	int replaying; /* --restore: the snapshot's records go in again (no counters) */
+	/* --snapshot: the directory being written, the records so far, the guest's call. */
+	struct snap_log *log;
+	struct snap_dir dir;
+	uint32_t snap_asks; /* atomic */
+	int snap_claimed;   /* atomic: the first call took the snapshot */
+	struct mvm_hc_snapshot snap_req;
+	uint64_t snap_result_gpa;
+	struct snapshot_facts snap;
+	/* --restore */
+	struct restore_ctx rc;
+	struct restore_facts rf;
+	struct gpa_range *extents;
+	int restored;
 	struct linux_boot *lx; /* --kernel: the Linux guest, read and checked likewise */
 	struct pc_devices pc;  /* --kernel: its CMOS clock, i8042, boot timer */
 	struct pc_counts pc_counts; /* ... what they counted, once the vCPUs stopped */
@@ -80,7 +94,8 @@ static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 	if (kind == MVM_REC_SWEEP) {
 		/* KVM's counters since the previous batch: what this measurement cost. */
 		uint64_t now[kvmstats_count(r->stats) + 1];
-		const uint64_t *kvm = kvmstats_since(r->stats, now) ? NULL : now;
+		const uint64_t *kvm =
+			r->replaying || kvmstats_since(r->stats, now) ? NULL : now;
 		size_t from;
 
 		records_sweep(r->rec, &from);
@@ -95,6 +110,9 @@ static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 		if (!e && r->o.verbose)
 			tables_touch(r->rec, stdout);
 	}
+	/* --snapshot: each batch as the guest sent it, for the restored run's results. */
+	if (!e && r->log && snap_log_add(r->log, kind, recs, n))
+		e = -ENOMEM;
 	pthread_mutex_unlock(&r->print_lock);
 	if (e == -E2BIG)
 		vm_finish(r->vm, END_GUEST_LIMIT, 0,
@@ -110,6 +128,38 @@ static void on_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 	struct run *r = cookie;
 
 	timeline_guest_mark(r->tl, mark, tsc);
+}
+
+/*
+ * The guest asks for a snapshot (vCPU thread). The first is honoured: the
+ * VM pauses (the run ends as a snapshot, every vCPU out of KVM_RUN) and the
+ * main thread saves it; the saved guest reads MVM_SNAP_RESTORED. Later ones
+ * are refused, and past MVM_SNAPSHOT_ASKS_MAX the guest's run ends.
+ */
+static uint32_t on_snapshot(void *cookie, unsigned vcpu, const struct mvm_hc_snapshot *a,
+			    uint64_t result_gpa, int *stop)
+{
+	struct run *r = cookie;
+	uint32_t asks = __atomic_add_fetch(&r->snap_asks, 1, __ATOMIC_ACQ_REL);
+
+	if (asks > MVM_SNAPSHOT_ASKS_MAX) {
+		vm_finish(
+			r->vm, END_GUEST_LIMIT, 0,
+			"guest asked for a snapshot %u times (at most %d a run; the first is honoured)",
+			asks, MVM_SNAPSHOT_ASKS_MAX);
+		*stop = 1;
+		return MVM_SNAP_REFUSED;
+	}
+	if (!r->cfg->snapshot_dir)
+		return MVM_SNAP_NONE;
+	if (__atomic_exchange_n(&r->snap_claimed, 1, __ATOMIC_ACQ_REL))
+		return MVM_SNAP_REFUSED;
+	r->snap_req = *a;
+	r->snap_result_gpa = result_gpa;
+	if (vm_pause(r->vm, vcpu))
+		return MVM_SNAP_REFUSED; /* the run was ending anyway */
+	*stop = 1;
+	return MVM_SNAP_RESTORED;
 }
 
 /* The boot timer: /init's first write (the kernel's boot is over). */
@@ -232,7 +282,9 @@ static void vcpu_enter(void *cookie, unsigned vcpu, int vcpu_fd)
 	eager_vcpu_gate(r->eager, r->vm, vcpu);
 	/* The first vCPU to get here marks the guest's entry: another may end the run early. */
 	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) && !vm_stopping(r->vm))
-		timeline_guest_entry(r->tl, vcpu_fd);
+		timeline_guest_entry_as(r->tl, vcpu_fd,
+					r->restored ? PHASE_GUEST_RESUMED
+						    : PHASE_GUEST_ENTRY);
 	if (!r->cfg->no_sandbox && !vm_stopping(r->vm)) {
 		snprintf(who, sizeof(who), "vCPU %u", vcpu);
 		enter_sandbox(r, SANDBOX_VCPU, vcpu_fd, who);
@@ -324,9 +376,16 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 				   .violation = on_violation,
 				   .records = on_records,
 				   .mark = on_mark,
+				   .snapshot = on_snapshot,
 				   .stopping = on_stopping,
 				   .reset = on_reset,
 				   .init_start = on_init_start };
+	r->dir = (struct snap_dir){ .tmp_fd = -1, .state_fd = -1, .mem_fd = -1 };
+	r->restored = cfg->restore != NULL;
+	if (cfg->snapshot_dir && !(r->log = snap_log_create())) {
+		run_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -431,6 +490,7 @@ static void place_guest(struct run *r)
 			       .vcpus = vm_nvcpus(r->vm),
 			       .tsc_khz = plat->tsc_khz,
 			       .eager_touch = eager_strategy(r->eager) == EAGER_TOUCH,
+			       .snapshot = r->cfg->snapshot_dir != NULL,
 			       .tdp = plat->tdp,
 			       .abi = vm_image_abi(r->vm),
 			       .numa = vm_numa(r->vm),
@@ -450,6 +510,35 @@ static void place_guest(struct run *r)
 		vm_finish(r->vm, END_USAGE, 0, "boot info: %s", err);
 	loader_entry_tables(ram);
 	timeline_mark(r->tl, PHASE_GUEST_LOADED);
+}
+
+/* --restore: no image is read; the VM is the snapshot's guest, of its ABI. */
+static void restore_image(struct run *r)
+{
+	const struct snap_header *h = r->cfg->restore->v.hdr;
+	struct mvm_image_header hdr = { .magic = MVM_IMAGE_MAGIC,
+					.abi_version = h->abi_version,
+					.max_vcpus = h->nvcpus,
+					.load_gpa = MVM_LOAD_GPA };
+
+	vm_set_image(r->vm, &hdr);
+}
+
+/* --snapshot: the image can ask (ABI 5), and the directory can be written, before KVM. */
+static int begin_snapshot(struct run *r)
+{
+	char err[2 * MM_PATH_BYTES];
+	int e;
+
+	if (vm_image_abi(r->vm) < SNAP_MIN_ABI)
+		return setup_fail(
+			r, END_USAGE,
+			"--snapshot: %s is built for ABI %u, whose guest cannot ask for a snapshot (ABI %d): rebuild it against this minivmm's include/minivmm_abi.h",
+			r->cfg->vm.guest_path, vm_image_abi(r->vm), SNAP_MIN_ABI);
+	e = snap_dir_begin(&r->dir, r->cfg->snapshot_dir, err, sizeof(err));
+	if (e)
+		return setup_fail(r, END_USAGE, "%s", err);
+	return 0;
 }
 
 static int plan_paging(struct run *r)
@@ -475,9 +564,15 @@ static int setup(struct run *r)
 	int e;
 
 	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
-	if (check_guest_args(r) || read_guest(r))
+	if (r->restored) {
+		restore_image(r);
+	} else {
+		if (check_guest_args(r) || read_guest(r))
+			return -1;
+		timeline_mark(r->tl, PHASE_IMAGE_READ);
+	}
+	if (r->cfg->snapshot_dir && begin_snapshot(r))
 		return -1;
-	timeline_mark(r->tl, PHASE_IMAGE_READ);
 	/* Before KVM: a process that may not use userfaultfd learns it first. */
 	if (plan_paging(r))
 		return -1;
@@ -635,8 +730,13 @@ static void eager_done(struct run *r)
 static void main_thread_ready(struct run *r)
 {
 	env_complete(r->o.env);
-	/* Every thread exists now: the main thread's filter allows no more. */
-	if (!r->cfg->no_sandbox && r->o.sandbox_main)
+	/*
+	 * Every thread exists now: the main thread's filter allows no more.
+	 * --snapshot: the main thread writes the snapshot (its files, the
+	 * vCPUs' state) and restarts the vCPU threads after it, so it stays
+	 * unfiltered; the vCPU threads, which run the guest, are filtered.
+	 */
+	if (!r->cfg->no_sandbox && r->o.sandbox_main && !r->cfg->snapshot_dir)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 }
 
@@ -676,6 +776,128 @@ static void output_check(void *cookie)
 				  i ? "the JSON on stdout" : "stdout");
 }
 
+/*
+ * --snapshot: the run paused where the guest asked (every vCPU thread
+ * joined). Save it; --snapshot-continue: the guest reads MVM_SNAP_TAKEN
+ * and runs on, on new vCPU threads, until its end. A failed snapshot ends
+ * the run (exit 3; 2 for a place that cannot be written), leaving nothing
+ * that looks like one.
+ */
+static void save_snapshot(struct run *r, double deadline, double timeout)
+{
+	struct guest_ram *ram = vm_ram(r->vm);
+	struct snap_save_in in = { .log = r->log,
+				   .console = r->console,
+				   .req = &r->snap_req,
+				   .result_gpa = r->snap_result_gpa,
+				   .backing = r->cfg->vm.backing->name,
+				   .page_bytes = r->cfg->vm.backing->page_bytes,
+				   .guest_argc = r->cfg->vm.guest_argc,
+				   .guest_argv = r->cfg->vm.guest_argv,
+				   .image = r->cfg->vm.guest_path };
+	uint32_t taken = MVM_SNAP_TAKEN;
+	char err[1024];
+	int e;
+
+	for (unsigned i = 0; i < vm_nvcpus(r->vm); i++)
+		console_flush(r->console, i);
+	e = snapshot_save(r->vm, &in, &r->dir, &r->snap, err, sizeof(err));
+	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
+	if (e) {
+		vm_resume_after_pause(r->vm);
+		vm_finish(r->vm, END_HOST_ERROR, 0, "%s%s", err,
+			  e == -ENOSPC
+				  ? " (the file system is full: no snapshot was left)"
+				  : "");
+		return;
+	}
+	timeline_mark(r->tl, PHASE_SNAPSHOT_SAVED);
+	if (!r->cfg->quiet)
+		snapshot_print(&r->snap, stdout);
+	if (!r->cfg->snapshot_continue)
+		return;
+	memcpy(mm_gpa_to_hva(ram, r->snap_result_gpa, sizeof(taken)), &taken,
+	       sizeof(taken));
+	vm_resume_after_pause(r->vm);
+	vm_start_vcpus(r->vm);
+	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+}
+
+static void run_to_end(struct run *r, double deadline, double timeout)
+{
+	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+	if (vm_paused(r->vm))
+		save_snapshot(r, deadline, timeout);
+}
+
+/*
+ * --restore: the vCPUs exist; each gets its saved state, the restore mode
+ * makes RAM hold the memory file's content (now, or on demand), the
+ * records the guest had sent go in again, and the guest resumes where it
+ * asked for the snapshot.
+ */
+static void restore_guest(struct run *r, double deadline, double timeout)
+{
+	const struct snapshot *s = r->cfg->restore;
+	const struct restore_mode *m = r->cfg->restore_mode;
+	char err[1024] = "";
+	size_t n = 0;
+	double t0;
+	int e;
+
+	r->rf.mode = m->name;
+	r->rf.dir = s->dir;
+	e = snapshot_set_vcpus(r->vm, s, &r->rf, err, sizeof(err));
+	if (e) {
+		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s: %s", s->dir, err);
+		return;
+	}
+	r->replaying = 1;
+	for (size_t i = 0; i < s->v.nbatches && !vm_stopping(r->vm); i++)
+		on_records(r, s->v.batches[i].kind, s->v.batches[i].recs,
+			   s->v.batches[i].count);
+	r->replaying = 0;
+	timeline_mark(r->tl, PHASE_STATE_LOADED);
+	t0 = now_s();
+	e = mm_memfile_extents(s->mem_fd, s->mem_bytes, &r->extents, &n, err,
+			       sizeof(err));
+	r->rc = (struct restore_ctx){ .vm = r->vm,
+				      .ram = vm_ram(r->vm),
+				      .mem_fd = s->mem_fd,
+				      .dir = s->dir,
+				      .file_bytes = s->mem_bytes,
+				      .extents = r->extents,
+				      .nextents = n,
+				      .tl = r->tl,
+				      .sandbox = !r->cfg->no_sandbox,
+				      .cfg = &r->cfg->vm,
+				      .paging = &r->paging,
+				      .quiet = r->cfg->quiet,
+				      .err = err,
+				      .errlen = sizeof(err) };
+	for (size_t i = 0; i < n; i++)
+		r->rc.data_bytes += r->extents[i].bytes;
+	r->rf.data_bytes = r->rc.data_bytes;
+	r->rf.extents = n;
+	e = e ?: m->prepare(&r->rc);
+	r->rf.memory_s = now_s() - t0;
+	if (e) {
+		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s (mode %s): %s", s->dir,
+			  m->name, err);
+		return;
+	}
+	timeline_mark(r->tl, PHASE_MEMORY_READY);
+	vm_start_vcpus(r->vm);
+	if (m->resumed && (e = m->resumed(&r->rc)))
+		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s (mode %s): %s", s->dir,
+			  m->name, err);
+	wait_guest_settled(r, deadline, timeout);
+	main_thread_ready(r);
+	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+	if (m->finish)
+		m->finish(&r->rc);
+}
+
 static void run_guest(struct run *r)
 {
 	struct vm *vm = r->vm;
@@ -686,6 +908,11 @@ static void run_guest(struct run *r)
 	sigset_t old;
 
 	vm_signals_block(vm, &old);
+	if (r->restored) {
+		restore_guest(r, deadline, timeout);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	if (e)
 		env_sample(r->o.env); /* before anything is populated */
 	eager_begin(e, vm);
@@ -704,7 +931,7 @@ static void run_guest(struct run *r)
 			vm_start_vcpus(vm);
 		eager_release(e);
 		main_thread_ready(r);
-		vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+		run_to_end(r, deadline, timeout);
 		eager_background_join(e);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return;
@@ -734,7 +961,7 @@ static void run_guest(struct run *r)
 		wait_guest_settled(r, deadline, timeout);
 		main_thread_ready(r);
 	}
-	vm_run_to_end(vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+	run_to_end(r, deadline, timeout);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -744,6 +971,7 @@ int run_execute(struct run *r)
 
 	if (!setup(r))
 		run_guest(r);
+	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
 	timeline_mark(r->tl, PHASE_VM_EXIT);
 	paging_stop(r->paging, r->o.t_exec, timeline_time(r->tl, PHASE_GUEST_ENTRY));
 	kvmstats_close(r->stats);
@@ -776,6 +1004,8 @@ void run_view(const struct run *r, struct run_view *v)
 				.stats = r->stats,
 				.tl = r->tl,
 				.rec = r->rec,
+				.snapshot = r->cfg->snapshot_dir ? &r->snap : NULL,
+				.restore = r->restored ? &r->rf : NULL,
 				.lx = r->lx,
 				.pc = r->lx ? &r->pc_counts : NULL };
 }
@@ -836,5 +1066,8 @@ void run_free(struct run *r)
 	timeline_free(r->tl);
 	kvmstats_free(r->stats);
 	records_free(r->rec);
+	snap_dir_discard(&r->dir);
+	snap_log_free(r->log);
+	free(r->extents);
 	free(r);
 }

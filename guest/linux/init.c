@@ -13,8 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SIGNAL_STATUS_BASE \
-	128 /* a workload killed by signal S ends as a shell's 128 + S */
+/* A workload killed by signal S ends as a shell's 128 + S. */
+#define SIGNAL_STATUS_BASE 128
+#define CMDLINE_BYTES	   4096 /* the kernel's COMMAND_LINE_SIZE on x86 is 2048 */
+#define MAX_ARGS	   64	/* MVM_MAX_GUEST_ARGS: what minivmm passes after -- */
 
 /* /proc (pagemap) and /dev (the console: the initramfs has no device nodes). */
 static void mount_fs(void)
@@ -42,6 +44,39 @@ static void open_console(void)
 			dup2(fd, i);
 	if (fd > 2)
 		close(fd);
+}
+
+/*
+ * The workload's arguments: the words after the first " -- " of
+ * /proc/cmdline, which minivmm appends. The kernel's argv for /init is not
+ * used when the command line has them: it also holds every word before
+ * `--` the kernel did not know (a --cmdline's typo would become the
+ * workload's name). NULL when there is no " -- " (then /init's own argv).
+ */
+static char **cmdline_args(void)
+{
+	static char buf[CMDLINE_BYTES];
+	static char *args[MAX_ARGS + 1];
+	size_t n = 0, len;
+	char *p, *save = NULL;
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return NULL;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	if (len && buf[len - 1] == '\n')
+		buf[len - 1] = 0;
+	p = !strncmp(buf, "-- ", 3) ? buf : strstr(buf, " -- ");
+	if (!p)
+		return NULL;
+	p += *p == '-' ? 3 : 4;
+	for (char *w = strtok_r(p, " ", &save); w && n < MAX_ARGS;
+	     w = strtok_r(NULL, " ", &save))
+		args[n++] = w;
+	args[n] = NULL;
+	return n ? args : NULL;
 }
 
 static int run(const struct lx_workload *w, char **argv)
@@ -74,7 +109,7 @@ static int run(const struct lx_workload *w, char **argv)
 int main(int argc, char **argv)
 {
 	static char *dflt[] = { "sweep", NULL };
-	char **wargv = argc > 1 ? argv + 1 : dflt;
+	char **wargv;
 	const struct lx_workload *w;
 	FILE *con;
 	int status;
@@ -88,6 +123,9 @@ int main(int argc, char **argv)
 	mvm_boot_timer(); /* first: init_start is when /init began */
 	mount_fs();
 	open_console();
+	wargv = cmdline_args();
+	if (!wargv)
+		wargv = argc > 1 ? argv + 1 : dflt;
 	setenv(MVM_ENV_GUEST, "1", 1);
 	if (mvm_open() != 1) {
 		fprintf(stderr, "init: cannot report to minivmm; powering off\n");

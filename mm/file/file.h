@@ -147,4 +147,27 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 /* The lessee lets go (after munmap): the keeper scrubs, then the range is free. */
 void mm_lease_end(struct mm_lease_info *li);
 
+/* ---- memfile.c: a snapshot's memory file (guest-physical address = offset) ---- */
+struct mm_memfile_stats {
+	uint64_t resident_bytes; /* RAM the host had backed (mincore) */
+	uint64_t data_bytes;	 /* written: resident pages not all zero */
+	uint64_t extents;	 /* runs of them, one pwrite each (up to 64 MiB) */
+	double seconds;
+};
+/*
+ * Write guest RAM into fd (empty, opened for writing) as a sparse file of
+ * RAM's size: pages the host never backed and pages all zero are holes. 0,
+ * or -errno with err set (-ENOSPC: the file system is full).
+ */
+int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
+		     char *err, size_t errlen);
+/* The data extents of fd's first size bytes (SEEK_DATA/SEEK_HOLE), malloc'ed in *out. 0 or -errno with err. */
+int mm_memfile_extents(int fd, uint64_t size, struct gpa_range **out, size_t *n,
+		       char *err, size_t errlen);
+/* Read each extent into RAM at its offset (the rest of fresh RAM is zero already). 0 or -errno with err. */
+int mm_memfile_read(struct guest_ram *ram, int fd, const struct gpa_range *x, size_t n,
+		    char *err, size_t errlen);
+/* Map fd MAP_PRIVATE over all of RAM (the memslot follows): pages from the page cache on demand, copied on write. */
+int mm_memfile_map_private(struct guest_ram *ram, int fd, char *err, size_t errlen);
+
 #endif /* MINIVMM_MM_FILE_H */

@@ -148,6 +148,59 @@ struct uffd_touch {
 /* With record: every first touch, in time order (a new array, the caller's to free). */
 int uffd_touches(const struct uffd_pager *p, struct uffd_touch **out, size_t *n);
 
+/* ---- uffd_fill.c: guest RAM restored from a memory file by userfaultfd ---- */
+
+/*
+ * Page from fd (a snapshot's memory file, opened for reading, at least RAM
+ * long; holes read as zeros) instead of zeros: after uffd_open, before
+ * uffd_start. MISSING: each fault's page is copied (UFFDIO_COPY) from the
+ * file, mapped read-only (the kernel reads it from the page cache or the
+ * disk), a hole's (SEEK_DATA/SEEK_HOLE) from the page of zeros. MINOR
+ * (uffd_open's shared; the guest RAM maps fd, MAP_PRIVATE): the file must
+ * be on tmpfs or hugetlbfs, whose page cache is its memory, and a first
+ * touch of a data page is a minor fault UFFDIO_CONTINUE maps (FaaSnap);
+ * nothing is filled up front. 0, or -errno with err set: -EINVAL (the
+ * file is shorter than RAM), -EOPNOTSUPP (MINOR on another file system).
+ */
+int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen);
+/* 0 if a MINOR restore can page from fd's file system, else -EOPNOTSUPP with err. */
+int uffd_minor_check(int fd, char *err, size_t errlen);
+uint64_t uffd_file_data_bytes(const struct uffd_pager *p); /* not holes */
+const char *uffd_file_fs(const struct uffd_pager *p); /* "tmpfs", "hugetlbfs", "other" */
+
+/*
+ * Filler threads copying the file into RAM beside the handlers, racing
+ * them page by page (a page one of them installed is EEXIST to the other,
+ * and skipped): first the ranges in first, in that order (a recorded
+ * working set: replay), then with rest every page not installed yet in
+ * address order (background). Each read is one pread(2) of up to
+ * chunk_bytes, copied in by one UFFDIO_COPY.
+ */
+struct uffd_fill_plan {
+	const struct gpa_range *first;
+	size_t nfirst;
+	int rest;
+	unsigned threads;     /* >= 1 */
+	uint64_t chunk_bytes; /* a multiple of the page */
+};
+/* After uffd_start on a MISSING pager with a file. 0 or -errno with err. */
+int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, char *err,
+		    size_t errlen);
+/* Block until the plan's first ranges are in: 0, or -EIO with err (a filler failed). */
+int uffd_fill_wait_first(struct uffd_pager *p, char *err, size_t errlen);
+
+struct uffd_fill_stats {
+	uint64_t reads, read_bytes; /* pread(2) calls and bytes */
+	uint64_t pages;		    /* installed by the fillers */
+	uint64_t first_pages;	    /* of them, while filling the first ranges */
+	uint64_t raced;		    /* pages found installed already (EEXIST) */
+	double first_s,
+		all_s; /* uffd_fill_start to the first ranges in, to all (0: not) */
+	int failed;
+	char what[160];
+};
+void uffd_fill_stats(const struct uffd_pager *p, struct uffd_fill_stats *out);
+
 /* ---- touch_order.c: the first-touch order file (--record-touch) ----------- */
 
 /*

@@ -291,7 +291,7 @@ int uffd_start(struct uffd_pager *p, const struct guest_ram *ram,
 	int r;
 
 	if (ram->size != p->ram_bytes || ram->backend != p->backend ||
-	    (ram->fd >= 0) != (p->mode == UFFD_MINOR)) {
+	    (!p->file && (ram->fd >= 0) != (p->mode == UFFD_MINOR))) {
 		snprintf(err, errlen, "--paging uffd: guest RAM is not what was planned");
 		return -EINVAL;
 	}
@@ -299,7 +299,7 @@ int uffd_start(struct uffd_pager *p, const struct guest_ram *ram,
 	p->hooks = h ? *h : (struct uffd_hooks){ 0 };
 	/* Pages present now (the loader's) are mapped: they never fault, nor count. */
 	p->resident_at_start = mm_resident_bytes(ram);
-	if (p->mode == UFFD_MINOR) {
+	if (p->mode == UFFD_MINOR && !p->file) {
 		/*
 		 * MINOR faults only where the page is in the page cache and not
 		 * mapped: fill the cache now (the kernel zeroes it, as a fresh
@@ -372,6 +372,7 @@ void uffd_stop(struct uffd_pager *p)
 	if (write(p->stop_fd, &one, sizeof(one)) != sizeof(one)) {
 		/* eventfd's counter cannot overflow from one write: nothing else can fail here */
 	}
+	uffd_fill_join(p); /* the fillers use the handlers' uffds */
 	for (unsigned i = 0; i < p->nthreads; i++) {
 		struct uffd_thread *t = &p->th[i];
 
@@ -384,6 +385,7 @@ void uffd_stop(struct uffd_pager *p)
 	}
 	close(p->stop_fd);
 	p->stop_fd = -1;
+	uffd_file_unmap(p); /* nothing copies from it now: its page cache may go */
 }
 
 void uffd_free(struct uffd_pager *p)
@@ -400,6 +402,7 @@ void uffd_free(struct uffd_pager *p)
 	}
 	if (p->zero)
 		munmap(p->zero, p->page);
+	uffd_file_free(p);
 	free(p->th);
 	free(p);
 }

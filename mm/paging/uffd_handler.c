@@ -26,7 +26,7 @@ const char *uffd_resolve_name(const struct uffd_pager *p)
  * instead of 2-5 (p90 31-33 us against 1.7-2.7 us, the first pass as fast).
  * 0 or -errno.
  */
-static int install(const struct uffd_pager *p, int fd, uint64_t addr)
+static int install(const struct uffd_pager *p, int fd, uint64_t addr, uint64_t gpa)
 {
 	if (p->mode == UFFD_MINOR) {
 		struct uffdio_continue c = { .range = { .start = addr, .len = p->page },
@@ -47,12 +47,17 @@ static int install(const struct uffd_pager *p, int fd, uint64_t addr)
 		 * read then write 4.8-7.4 against 8.1-12.3; only read-only
 		 * touches were cheaper with ZEROPAGE (3.8-5.7 against 6.9-9.8).
 		 * COPY is also what remote memory is (--uffd-delay-us): a page of
-		 * contents, fetched and copied in.
+		 * contents, fetched and copied in. Restoring a snapshot
+		 * (uffd_set_file), the page comes from the memory file's mapping
+		 * (the kernel reads it in, from the page cache or the disk) or,
+		 * for a hole, is the same page of zeros.
 		 */
-		struct uffdio_copy c = { .dst = addr,
-					 .src = (uintptr_t)p->zero,
-					 .len = p->page,
-					 .mode = UFFDIO_COPY_MODE_DONTWAKE };
+		struct uffdio_copy c = {
+			.dst = addr,
+			.src = (uintptr_t)(p->file ? uffd_file_src(p, gpa) : p->zero),
+			.len = p->page,
+			.mode = UFFDIO_COPY_MODE_DONTWAKE
+		};
 
 		return uffd_ioctl(fd, UFFDIO_COPY, &c);
 	}
@@ -132,7 +137,7 @@ static int resolve(struct uffd_thread *t, const struct uffd_msg *m, uint64_t t_r
 	}
 	if (p->delay_ns)
 		wait_until(t_read + p->delay_ns, p->delay_ns);
-	while ((r = install(p, t->uffd, addr)) == -EAGAIN && ++again < MAX_EAGAIN)
+	while ((r = install(p, t->uffd, addr, gpa)) == -EAGAIN && ++again < MAX_EAGAIN)
 		t->retries++;
 	if (r == -EEXIST) {
 		/* Resolved already (two vCPUs, or KVM, faulted it): its waiters still need waking. */
@@ -149,6 +154,8 @@ static int resolve(struct uffd_thread *t, const struct uffd_msg *m, uint64_t t_r
 		return -1;
 	}
 	t_done = now_ns();
+	if (p->file)
+		uffd_file_installed(p, gpa);
 	/* Published before the wake: the woken guest may mark its next phase at once. */
 	publish(t, t_done, t_done - t_read);
 	r = uffd_ioctl(t->uffd, UFFDIO_WAKE, &w);

@@ -46,6 +46,34 @@ struct uffd_thread {
 	struct lat_hist lat;
 } __attribute__((aligned(64)));
 
+/*
+ * uffd_fill.c: RAM restored from a memory file. The handlers copy a
+ * fault's page from map (data) or zero (a hole); filler threads copy
+ * chunks in. present: one bit per page installed by either, set with
+ * atomics (a hint for the fillers; the kernel's EEXIST is the truth).
+ */
+struct uffd_file {
+	int fd;
+	uint64_t bytes; /* of the file */
+	const uint8_t *map;
+	uint64_t *data;	   /* one bit per page: the file has data there */
+	uint64_t *present; /* one bit per page: installed */
+	uint64_t data_bytes;
+	int minor; /* MINOR from a tmpfs/hugetlbfs file: no copy, no fallocate */
+	char fs[16];
+	struct uffd_filler *fill; /* uffd_fill_start's threads, or NULL */
+};
+
+static inline int bit_test(const uint64_t *b, uint64_t i)
+{
+	return (int)((__atomic_load_n(&b[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1);
+}
+
+static inline void bit_set(uint64_t *b, uint64_t i)
+{
+	__atomic_fetch_or(&b[i / 64], 1ULL << (i % 64), __ATOMIC_RELAXED);
+}
+
 struct uffd_pager {
 	const struct mm_backend *backend;
 	uint64_t ram_bytes;
@@ -62,6 +90,7 @@ struct uffd_pager {
 	struct uffd_hooks hooks;
 	int64_t resident_at_start;
 	double fill_s;
+	struct uffd_file *file; /* uffd_set_file: restoring from a memory file */
 };
 
 static inline uint64_t now_ns(void)
@@ -79,5 +108,13 @@ static inline int uffd_ioctl(int fd, unsigned long req, void *arg)
 
 /* A handler thread (pthread_create's start, arg its struct uffd_thread): returns NULL. */
 void *uffd_handler(void *arg);
+
+/* uffd_fill.c: where a MISSING fault's page comes from (the file, or zeros). */
+const void *uffd_file_src(const struct uffd_pager *p, uint64_t gpa);
+void uffd_file_installed(const struct uffd_pager *p, uint64_t gpa);
+void uffd_fill_join(struct uffd_pager *p);  /* uffd_stop: before the uffds close */
+void uffd_file_unmap(struct uffd_pager *p); /* uffd_stop: the handlers' source mapping */
+void uffd_file_free(struct uffd_pager *p);
+void uffd_filler_free(struct uffd_filler *f);
 
 #endif /* MINIVMM_MM_UFFD_INTERNAL_H */

@@ -9,12 +9,16 @@
                           first measured run of an experiment), FIELDs tab-separated
   sweep-table SAMPLES ROUNDS
                           bench/sweep-vs-host's tables from its samples.tsv
+  seed-three GUEST.json LINUX.json|- HOST.tsv timed|counts NOTE
+                          bench/seed-three's table: the minivmm guest, the Linux guest
+                          (- when it did not run; counts: its clock is not this run's)
+                          and the host
 Every command exits 2 on a usage error and 1 on bad input, with one message.
 """
 import os
 import sys
 
-from . import design, results, stats, sweeptable
+from . import design, results, seedthree, stats, sweeptable
 from .numtext import jq_text
 
 PROG = "mvmtools"
@@ -85,6 +89,12 @@ def main(argv):
             samples = sweeptable.read_samples(args[0])
             order = " ".join(design.order(rounds, ["host", "guest"]))
             sys.stdout.write(sweeptable.render(samples, sweeptable.read_seed(seed), rounds, order))
+        elif cmd == "seed-three":
+            if len(args) != 5 or args[3] not in ("timed", "counts"):
+                return _usage("seed-three takes GUEST.json LINUX.json|- HOST.tsv timed|counts NOTE")
+            linux = None if args[1] == "-" else seedthree.guest_cells(args[1])
+            print(seedthree.render(seedthree.guest_cells(args[0]), linux, seedthree.host_cells(args[2]), args[4],
+                                   args[3] == "timed"))
         else:
             return _usage("no command '%s'" % cmd)
     except ValueError as e:

@@ -539,7 +539,7 @@ class LabCheck:
 
     def rig_cases(self):
         """Each case of tests/rig/cases as the command line it runs (the shell file evaluated)."""
-        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; run_numa() { run "$@"; }; . tests/rig/cases'],
+        p = subprocess.run(["bash", "-c", 'run() { shift; echo "$*"; }; run_numa() { run "$@"; }; run_linux() { run "$@"; }; . tests/rig/cases'],
                            cwd=self.root,
                            env=dict(os.environ, G="guest/guest.bin", F=""), stdout=subprocess.PIPE, check=True)
         return set(re.sub(" +", " ", line) for line in p.stdout.decode().split("\n"))

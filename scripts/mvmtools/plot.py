@@ -40,7 +40,10 @@ from .outfile import OutError
 # One colour per phase, the same on every plot (phases in timeline order).
 PHASE_COLORS = {
     "image_read": "#9400d3", "kvm_open": "#009e73", "vm_created": "#56b4e9", "ram_mapped": "#e69f00",
-    "vcpus_created": "#f0e442", "eager_done": "#0072b2", "guest_loaded": "#e51e10", "guest_entry": "#000000",
+    "vcpus_created": "#f0e442",
+    # A restore's (--restore): its saved state set, guest RAM made to hold the memory file, resumed.
+    "state_loaded": "#cc79a7", "memory_ready": "#d55e00", "guest_resumed": "#000000",
+    "eager_done": "#0072b2", "guest_loaded": "#e51e10", "guest_entry": "#000000",
     "firmware_ready": "#a0a0a0", "workload_start": "#8b4513", "first_useful_work": "#ff69b4",
     "workload_end": "#2e8b57", "vm_exit": "#4b0082",
 }
@@ -72,6 +75,9 @@ def what_ran(res):
     run = res.first_measured() or res.runs[0]
     cfg = run.config
     args = " ".join(cfg.get("guest_args") or []) or run.workload or "?"
+    restore = run.doc.get("restore") or {}
+    if restore.get("path"):  # --compare --restore: one snapshot, its restore modes
+        return "a restore of %s (%s), %s %s" % (restore["path"], args, _mib(cfg), cfg.get("backing", "?"))
     return "%s, %s %s" % (args, _mib(cfg), cfg.get("backing", "?"))
 
 

@@ -166,6 +166,35 @@ def _uffd_demand(d):
             and ge(pf, faults * 0.9 if isinstance(faults, (int, float)) else None))
 
 
+def _restored_pages(d):
+    """Pages flat's first pass after a restore (its iteration 2) wrote, None if none."""
+    p = [r.get("pages") for r in table_rows(d.get("sweep")) if r.get("iteration") == 2]
+    p = [x for x in p if x is not None]
+    return sum(p) if p else None
+
+
+def _restored(d, mode):
+    r = d.get("restore") if isinstance(d.get("restore"), dict) else {}
+    return (r.get("mode") == mode and isinstance(first(d), dict) and gt(_restored_pages(d), 0)
+            and member(d.get("exit"), "status") == 0)
+
+
+def _restore_populate(d):
+    """populate with KVM_PRE_FAULT_MEMORY: the first pass after the restore takes no NPT/EPT fault."""
+    return (_restored(d, "populate") and member(d.get("platform"), "pre_fault_memory") is True
+            and alt(fget(d, "pf_taken"), 0) == 0 and ge(tdp_mapped(d), _restored_pages(d) * 4096))
+
+
+def _restore_uffd(d):
+    """uffd: one handler fault per page the first pass after the restore writes, each a KVM fault."""
+    p = d.get("paging") if isinstance(d.get("paging"), dict) else {}
+    faults, pf = _uffd_first_pass(d)
+    n = _restored_pages(d)
+    return (_restored(d, "uffd") and p.get("uffd_mode") == "missing" and p.get("faults") == p.get("pages_touched")
+            and ge(faults, n) and le(faults, n * 1.1 + 64 if isinstance(n, (int, float)) else None)
+            and ge(pf, faults * 0.9 if isinstance(faults, (int, float)) else None))
+
+
 def _backing_4k(d):
     return cfg(d, "backing") == "anon" and cfg(d, "backing_page_bytes") == 4096
 
@@ -403,6 +432,12 @@ def checks(vendor):
         ("uffd-demand-every-page", "uffd",
          "uffd missing + UFFDIO_COPY: first pass faults pages..1.1 x pages, KVM's pf_taken >= 0.9 x faults",
          _uffd_demand),
+        ("restore-populate-prefault-no-faults", "restore-populate",
+         "--restore-mode populate with KVM_PRE_FAULT_MEMORY: the first pass after the restore takes pf_taken 0",
+         _restore_populate),
+        ("restore-uffd-one-fault-per-page", "restore-uffd",
+         "--restore-mode uffd: first pass faults pages..1.1 x pages, each one a KVM fault (pf_taken >= 0.9 x faults)",
+         _restore_uffd),
         ("populate-resident", "populate", "eager made all of RAM resident", _resident_all),
         ("populate-still-faults", "populate", "first pass pf_taken >= pages",
          lambda d: first_ran(d) and ge(fget(d, "pf_taken"), pages(d))),
@@ -468,7 +503,8 @@ NUMA_CASES = ("numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind"
 EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "uffd", "populate", "prefault", "thp", "thp-prefault", "sweep",
                                  "smp", "demand-1k", "demand-2k", "sweep-thp", "raw-touch", "numa-auto-one-vcpu",
                                  "numa-bind", "numa-first-touch", "numa-remote", "numa-remote-bind",
-                                 "numa-touch", "bg-auto", "bg-prefault", "bg-prefault-frontier")] + [
+                                 "numa-touch", "bg-auto", "bg-prefault", "bg-prefault-frontier",
+                                 "snap", "restore-populate", "restore-uffd")] + [
     ("exit-status", 1, "guest exited with status 7"),
     ("fault", 4, "page fault.*fault address 0x40000000000"),
     ("ud2", 4, r"guest aborted on vCPU 0: unhandled exception 6 \(#UD invalid opcode\)"),
@@ -492,6 +528,7 @@ OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "aut
 # The order of the verdicts after the exit statuses and the console lines.
 JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
               "lazy-first-pass-faults-every-page", "lazy-warm-pass-no-faults", "uffd-demand-every-page",
+              "restore-populate-prefault-no-faults", "restore-uffd-one-fault-per-page",
               "populate-resident",
               "populate-still-faults", "prefault-first-pass-no-faults", "prefault-maps-all-memory", "prefault-resident",
               "thp-faults-in-2m-units", "thp-prefault-no-faults", "thp-prefault-maps-2m", "sweep-records",
@@ -691,6 +728,13 @@ class Judge:
             if isinstance(s, dict):
                 why = ", ".join("%s %s" % (k, jq_text(v)) for k, v in sorted(s.items()) if k.endswith("exits"))
                 self.lines.append("%s: exits during boot (exec -> init_start): %s" % (c, why or "-"))
+            dev = d.get("devices") if isinstance(d.get("devices"), dict) else {}
+            seen = [(k, dev.get(k)) for k in ("console_bytes", "com1_irqs", "cmos_reads", "boot_timer_writes")
+                    if isinstance(dev.get(k), (int, float))]
+            pio = member(dev.get("unclaimed_pio"), "count")
+            if seen or pio is not None:
+                self.lines.append("%s: devices over the run: %s" % (c, ", ".join(
+                    ["%s %s" % (k, jq_text(v)) for k, v in seen] + ([] if pio is None else ["unclaimed_pio %s" % jq_text(pio)]))))
 
     def numa_nodes_seen(self):
         """The kernel sees as many NUMA nodes as the emulator has (init's === NUMA line)."""

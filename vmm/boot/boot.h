@@ -59,7 +59,8 @@ struct bootinfo {
 	unsigned vcpus;
 	uint32_t tsc_khz;
 	int eager_touch;
-	int tdp; /* KVM builds the second level with EPT/NPT */
+	int snapshot; /* --snapshot: minivmm,snapshot (ABI 5) */
+	int tdp;      /* KVM builds the second level with EPT/NPT */
 	uint32_t
 		abi; /* the image's ABI version: minivmm,abi-version (the run's contract) */
 	const struct numa

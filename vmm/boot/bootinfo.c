@@ -109,6 +109,8 @@ static int build(void *buf, size_t size, const struct bootinfo *b)
 	TRY(fdt_property_u32(buf, MVM_FDT_TSC_KHZ, b->tsc_khz));
 	if (b->eager_touch)
 		TRY(fdt_property_string(buf, MVM_FDT_EAGER, MVM_FDT_EAGER_TOUCH));
+	if (b->snapshot)
+		TRY(fdt_property_u32(buf, MVM_FDT_SNAPSHOT, 1));
 	TRY(fdt_property_string(buf, MVM_FDT_PAGING,
 				b->tdp ? MVM_FDT_PAGING_TDP : MVM_FDT_PAGING_SHADOW));
 	TRY(chosen_args(buf, b->argc, b->argv));

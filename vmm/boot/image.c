@@ -78,6 +78,7 @@ static const char *const abi_changes[] = {
 	[2] = "records MVM_REC_PROGRESS and MVM_REC_ORDER, the perm workload, guest exit status 2 (MVM_EXIT_USAGE)",
 	[3] = "the /numa boot-info node and the cpus' numa-node-id (--numa)",
 	[4] = "MVM_ORDER_BLOCKS, perm --blocks",
+	[5] = "the snapshot hypercall (MVM_HC_SNAPSHOT) and the boot info's minivmm,snapshot (--snapshot, --restore)",
 };
 _Static_assert(sizeof(abi_changes) / sizeof(abi_changes[0]) == MVM_ABI_VERSION + 1,
 	       "one line per ABI version in abi_changes");

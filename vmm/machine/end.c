@@ -53,6 +53,8 @@ const struct run_end_row run_ends[] = {
 	  "the options or the image do not fit together" },
 	{ END_GUEST_USAGE, "guest-usage", EXIT_USAGE,
 	  "the guest exited with status 2 (MVM_EXIT_USAGE): its arguments are wrong" },
+	{ END_SNAPSHOT, "snapshot", EXIT_GUEST_OK,
+	  "--snapshot: the VM was saved where the guest asked, and the run ended there" },
 	{ END_GUEST_PANIC, "guest-panic", EXIT_GUEST_CRASH,
 	  "a Linux guest's kernel panicked (its last console lines are in the message)" },
 	{ END_GUEST_RESET, "guest-reset", EXIT_GUEST_OK,

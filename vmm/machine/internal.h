@@ -45,6 +45,7 @@ struct vm {
 	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
 	char message[768];
 	unsigned running; /* vCPU threads still in their run loop */
+	int pausing;	  /* vm_pause: the end is a pause for a snapshot (pause.c) */
 	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
 	cpu_set_t cpus;
 	int cpus_saved;

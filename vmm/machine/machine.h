@@ -88,9 +88,10 @@ enum run_end {
 	END_HOST_ERROR,	   /* an ioctl or allocation failed on the host */
 	END_USAGE,	   /* the options or the image do not fit together */
 	END_GUEST_USAGE,   /* the guest exited MVM_EXIT_USAGE: its arguments are wrong */
-	END_GUEST_PANIC,   /* a Linux guest reset after "Kernel panic" on its console */
-	END_GUEST_RESET,   /* a Linux guest reset the machine (i8042) without a panic */
-	END_PLATFORM,	   /* this KVM cannot run the guest usefully (--kernel on PVM) */
+	END_SNAPSHOT,	 /* --snapshot: saved where the guest asked, the run ends there */
+	END_GUEST_PANIC, /* a Linux guest reset after "Kernel panic" on its console */
+	END_GUEST_RESET, /* a Linux guest reset the machine (i8042) without a panic */
+	END_PLATFORM,	 /* this KVM cannot run the guest usefully (--kernel on PVM) */
 	END_COUNT
 };
 
@@ -321,6 +322,47 @@ void vm_set_exit_hook(void (*fn)(void));
 /* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
 void vm_signals_block(struct vm *vm, sigset_t *old);
 
+/* ---- pause.c: every vCPU stopped at a consistent point (a snapshot) ---- */
+/* From a vCPU thread (the snapshot hypercall): end the run as a pause. 0, or -EBUSY (it is ending already). */
+int vm_pause(struct vm *vm, unsigned vcpu);
+int vm_paused(const struct vm *vm); /* the run ended as vm_pause's */
+/* Main thread, every vCPU thread joined: finish each vCPU's half-done exit. 0 or -errno with err. */
+int vm_pause_settle(struct vm *vm, char *err, size_t errlen);
+/* After the snapshot (--snapshot-continue): the run is running again; vm_start_vcpus next. */
+void vm_resume_after_pause(struct vm *vm);
+
+/* ---- vcpu_state.c: a vCPU's whole state, as KVM gives and takes it ---- */
+#define VCPU_MSRS_MAX	 256
+#define VCPU_HAVE_XSAVE	 (1u << 0)
+#define VCPU_HAVE_XCRS	 (1u << 1)
+#define VCPU_HAVE_EVENTS (1u << 2)
+#define VCPU_HAVE_LAPIC	 (1u << 3) /* an in-kernel irqchip only */
+/* Fixed layout (the snapshot stores it whole; the format's version covers it). */
+struct vcpu_state {
+	uint32_t index;
+	uint32_t have; /* VCPU_HAVE_* */
+	uint32_t nmsrs;
+	uint32_t pad;
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct kvm_fpu fpu;
+	struct kvm_xsave xsave;
+	struct kvm_xcrs xcrs;
+	struct kvm_vcpu_events events;
+	struct kvm_lapic_state lapic;
+	struct kvm_msr_entry
+		msrs[VCPU_MSRS_MAX]; /* those KVM_GET_MSR_INDEX_LIST lists that read */
+};
+/* vCPU i's state (after vm_pause_settle). 0, or -errno with err set. */
+int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err,
+		      size_t errlen);
+/*
+ * Set vCPU i to s (before it ever runs). MSRs KVM refuses are skipped, their
+ * indexes in skipped[0 .. *nskipped) (room for VCPU_MSRS_MAX). 0, or -errno with err.
+ */
+int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
+		      uint32_t *skipped, uint32_t *nskipped, char *err, size_t errlen);
+
 /* loop.c: the vCPU threads. */
 /* Start one thread per vCPU (each runs hooks.vcpu_enter, KVM_RUN, hooks.vcpu_leave). */
 void vm_start_vcpus(struct vm *vm);
@@ -530,6 +572,17 @@ int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
  */
 void paging_sample(void *cookie, unsigned phase, double t);
 /* After the loader placed the guest (its pages never fault), before any vCPU runs. 0 or -errno with err. */
+/*
+ * A restore's pager (--restore-mode uffd, background, replay, minor): as
+ * paging_plan for cfg with --paging uffd, MINOR when minor, recording to
+ * record_path (NULL: none), each fault's page from the memory file fd
+ * (uffd_set_file). Called before the vCPUs run; paging_start as usual.
+ */
+int paging_plan_restore(const struct vm_config *cfg, int minor, const char *record_path,
+			int fd, struct paging **out, char *err, size_t errlen);
+/* After paging_start: filler threads (uffd_fill_start); wait_first: until the first ranges are in. */
+int paging_fill(struct paging *pg, const struct uffd_fill_plan *plan, int wait_first,
+		char *err, size_t errlen);
 int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_t errlen);
 /* After the vCPUs are joined: stop the handlers, sum them up, write --record-touch. */
 void paging_stop(struct paging *pg, double t_exec, double guest_entry);
@@ -540,6 +593,7 @@ int paging_main_fds(const struct paging *pg, int *fds, int max);
 int paging_main_dirfd(const struct paging *pg);
 /* What the handlers did, for the report. */
 struct paging_facts {
+	const struct vm_config *cfg; /* the pager's (a restore's has its own) */
 	const struct uffd_pager *uffd;
 	const struct uffd_stats *total; /* NULL when the handlers never ran */
 	int started;

@@ -48,6 +48,7 @@ unsigned paging_default_threads(const struct vm_config *cfg)
 
 struct paging {
 	const struct vm_config *cfg;
+	struct vm_config own; /* paging_plan_restore's: cfg points here */
 	struct vm *vm;
 	struct uffd_pager *uffd;
 	int sandbox;
@@ -80,29 +81,19 @@ void paging_sample(void *cookie, unsigned phase, double t)
 	pg->snapped[phase] = 1;
 }
 
-int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
-		size_t errlen)
+/* paging_plan's work, with pg allocated and pg->cfg set; shared: MINOR. */
+static int plan(struct paging *pg, int shared, char *err, size_t errlen)
 {
+	const struct vm_config *cfg = pg->cfg;
 	struct uffd_config uc = { .threads = cfg->uffd_threads,
 				  .delay_us = cfg->uffd_delay_us,
 				  .record = cfg->record_touch_path != NULL };
-	struct paging *pg;
 	int r;
 
-	*out = NULL;
-	if (cfg->paging != PAGING_UFFD)
-		return 0;
-	pg = calloc(1, sizeof(*pg));
-	if (!pg) {
-		snprintf(err, errlen, "--paging uffd: out of memory");
-		return -ENOMEM;
-	}
-	pg->cfg = cfg;
 	pg->record = (struct mm_outfile){ .fd = -1, .dirfd = -1 };
 	if (!uc.threads)
 		uc.threads = paging_default_threads(cfg);
-	r = uffd_open(cfg->backing, cfg->mem_bytes, cfg->backing->id == MM_MEMFD, &uc,
-		      &pg->uffd, err, errlen);
+	r = uffd_open(cfg->backing, cfg->mem_bytes, shared, &uc, &pg->uffd, err, errlen);
 	if (r)
 		goto fail;
 	if (cfg->record_touch_path) {
@@ -118,11 +109,67 @@ int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
 			goto fail;
 		}
 	}
-	*out = pg;
 	return 0;
 fail:
-	paging_free(pg);
 	return r;
+}
+
+int paging_plan(const struct vm_config *cfg, struct paging **out, char *err,
+		size_t errlen)
+{
+	struct paging *pg;
+	int r;
+
+	*out = NULL;
+	if (cfg->paging != PAGING_UFFD)
+		return 0;
+	pg = calloc(1, sizeof(*pg));
+	if (!pg) {
+		snprintf(err, errlen, "--paging uffd: out of memory");
+		return -ENOMEM;
+	}
+	pg->cfg = cfg;
+	r = plan(pg, cfg->backing->id == MM_MEMFD, err, errlen);
+	if (r) {
+		paging_free(pg);
+		return r;
+	}
+	*out = pg;
+	return 0;
+}
+
+int paging_plan_restore(const struct vm_config *cfg, int minor, const char *record_path,
+			int fd, struct paging **out, char *err, size_t errlen)
+{
+	struct paging *pg = calloc(1, sizeof(*pg));
+	int r;
+
+	*out = NULL;
+	if (!pg) {
+		snprintf(err, errlen, "--restore: out of memory");
+		return -ENOMEM;
+	}
+	pg->own = *cfg;
+	pg->own.paging = PAGING_UFFD;
+	pg->own.record_touch_path = record_path;
+	pg->cfg = &pg->own;
+	r = plan(pg, minor, err, errlen);
+	if (!r)
+		r = uffd_set_file(pg->uffd, fd, err, errlen);
+	if (r) {
+		paging_free(pg);
+		return r;
+	}
+	*out = pg;
+	return 0;
+}
+
+int paging_fill(struct paging *pg, const struct uffd_fill_plan *plan, int wait_first,
+		char *err, size_t errlen)
+{
+	int r = uffd_fill_start(pg->uffd, plan, err, errlen);
+
+	return r || !wait_first ? r : uffd_fill_wait_first(pg->uffd, err, errlen);
 }
 
 /* --- the handler threads' hooks -------------------------------------------- */
@@ -148,8 +195,8 @@ int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_
 	const struct uffd_hooks h = { pg, handler_enter, handler_failed };
 	int r;
 
-	if (!pg)
-		return 0;
+	if (!pg || pg->started)
+		return 0; /* a restore mode started it already */
 	pg->vm = vm;
 	pg->sandbox = sandbox;
 	r = uffd_start(pg->uffd, &vm->ram, &h, err, errlen);
@@ -174,6 +221,14 @@ static void close_record(struct paging *pg)
 		fprintf(stderr, "minivmm: %s\n", err);
 }
 
+/* The guest's file name for the record's header ("snapshot": a restore has none). */
+static const char *guest_name(const char *path)
+{
+	if (!path)
+		return "snapshot";
+	return strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+}
+
 void paging_stop(struct paging *pg, double t_exec, double guest_entry)
 {
 	struct uffd_touch *t = NULL;
@@ -196,9 +251,7 @@ void paging_stop(struct paging *pg, double t_exec, double guest_entry)
 			     : 0;
 	snprintf(extra + at, sizeof(extra) - (size_t)at,
 		 " paging=uffd-%s vcpus=%u guest=%s", uffd_mode_name(uffd_mode(pg->uffd)),
-		 pg->cfg->vcpus,
-		 strrchr(pg->cfg->guest_path, '/') ? strrchr(pg->cfg->guest_path, '/') + 1
-						   : pg->cfg->guest_path);
+		 pg->cfg->vcpus, guest_name(pg->cfg->guest_path));
 	/* Spaces or control bytes in the guest's name would break the header's words. */
 	for (char *c = strstr(extra, "guest="); c && *c; c++)
 		if (*c <= ' ' || *c > '~')
@@ -251,7 +304,8 @@ int paging_facts(const struct paging *pg, struct paging_facts *f)
 {
 	if (!pg || !pg->uffd)
 		return -ENOENT;
-	*f = (struct paging_facts){ .uffd = pg->uffd,
+	*f = (struct paging_facts){ .cfg = pg->cfg,
+				    .uffd = pg->uffd,
 				    .total = pg->have_total ? &pg->total : NULL,
 				    .started = pg->started,
 				    .recorded = pg->recorded,

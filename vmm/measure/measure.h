@@ -44,14 +44,18 @@ enum phase {
 	PHASE_VM_CREATED,
 	PHASE_RAM_MAPPED,
 	PHASE_VCPUS_CREATED,
+	PHASE_STATE_LOADED, /* --restore: the snapshot's state set on the vCPUs */
+	PHASE_MEMORY_READY, /* --restore: the restore mode made guest RAM ready */
 	PHASE_EAGER_DONE,
 	PHASE_GUEST_LOADED,
 	PHASE_GUEST_ENTRY,
+	PHASE_GUEST_RESUMED, /* --restore: the first vCPU's first KVM_RUN */
 	PHASE_INIT_START,
 	PHASE_FIRMWARE_READY,
 	PHASE_WORKLOAD_START,
 	PHASE_FIRST_USEFUL_WORK,
 	PHASE_WORKLOAD_END,
+	PHASE_SNAPSHOT_SAVED, /* --snapshot: the snapshot written */
 	PHASE_VM_EXIT,
 	PHASE_COUNT
 };
@@ -76,6 +80,8 @@ void timeline_mark(struct timeline *tl, enum phase p); /* a VMM phase ends now *
 void timeline_mark_at(struct timeline *tl, enum phase p, double t, int guest);
 /* On the first vCPU thread to its first KVM_RUN, just before it: anchor the guest's TSC. */
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd);
+/* The same, marking p (PHASE_GUEST_RESUMED for a restored guest). */
+void timeline_guest_entry_as(struct timeline *tl, int vcpu_fd, enum phase p);
 void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
 /* A guest TSC value on our clock (CLOCK_MONOTONIC s); 0 without an anchor. Once the vCPUs are joined. */
 double timeline_guest_time(const struct timeline *tl, uint64_t tsc);
@@ -218,6 +224,9 @@ struct run_view {
 	const struct kvm_stats *stats; /* NULL without KVM statistics */
 	const struct timeline *tl;
 	const struct records *rec;
+	const struct snapshot_facts
+		*snapshot;		     /* --snapshot: what it cost; NULL without */
+	const struct restore_facts *restore; /* --restore: how it went; NULL without */
 	const struct linux_boot
 		*lx; /* --kernel: the Linux guest (vmm/boot/), else NULL */
 	const struct pc_counts
@@ -280,6 +289,7 @@ struct run_facts {
 	double pf_taken; /* KVM's pf_taken in the first pass; -1 unknown */
 	int uffd;	 /* --paging uffd: the handlers' faults in the first pass */
 	double uffd_faults, uffd_p50_ns; /* -1 unknown */
+	int restored; /* --restore: the setup ended at guest_resumed (restore latency) */
 };
 void run_facts(const struct run_view *v, struct run_facts *f);
 /* The modes of a --compare ranked by first useful work, each with its spreads. */
@@ -291,6 +301,7 @@ struct rank_row {
 	struct spread fuw_ms, setup_ms, first_pass_ms, pf_taken;
 	int uffd; /* --paging uffd runs: the handlers' first-pass faults, p50 */
 	struct spread uffd_faults, uffd_p50_ns;
+	int restored; /* every run a restore: setup_ms is its restore latency */
 	/* Ahead of the next row with no overlap of the [min, max] spreads (not for the last). */
 	int conclusive_vs_next;
 	double ahead_ms; /* its median first useful work before the next's */

@@ -20,6 +20,7 @@ static double between(const struct timeline *tl, enum phase a, enum phase b)
 
 void run_summary(const struct run_view *v, struct tl_summary *s)
 {
+	int restored;
 	size_t n;
 	const struct mvm_rec_touch *t = records_touch(v->rec, &n);
 
@@ -30,10 +31,14 @@ void run_summary(const struct run_view *v, struct tl_summary *s)
 	if (s->eager_in_guest && n)
 		s->ms[SUM_EAGER] =
 			records_seconds(v->rec, t[n - 1].cycles) * MSEC_PER_SEC;
-	s->ms[SUM_SETUP] = between(v->tl, PHASE_EXEC, PHASE_GUEST_ENTRY);
+	/* A restored guest's setup ends where it resumes, and its first pass starts there. */
+	restored = timeline_index(v->tl, PHASE_GUEST_RESUMED) >= 0;
+	s->ms[SUM_SETUP] = between(v->tl, PHASE_EXEC,
+				   restored ? PHASE_GUEST_RESUMED : PHASE_GUEST_ENTRY);
 	s->ms[SUM_FIRST_USEFUL_WORK] =
 		between(v->tl, PHASE_EXEC, PHASE_FIRST_USEFUL_WORK);
 	s->ms[SUM_FIRST_PASS] =
-		between(v->tl, PHASE_WORKLOAD_START, PHASE_FIRST_USEFUL_WORK);
+		between(v->tl, restored ? PHASE_GUEST_RESUMED : PHASE_WORKLOAD_START,
+			PHASE_FIRST_USEFUL_WORK);
 	s->ms[SUM_TOTAL] = between(v->tl, PHASE_EXEC, PHASE_VM_EXIT);
 }

@@ -19,11 +19,17 @@ const struct phase_row phases[] = {
 	  "guest RAM mapped from its backing and registered as a memslot" },
 	{ PHASE_VCPUS_CREATED, "vcpus_created", 0,
 	  "every vCPU created in its entry state, KVM's counters opened" },
+	{ PHASE_STATE_LOADED, "state_loaded", 0,
+	  "--restore: the snapshot's state file read and checked, every vCPU's state set" },
+	{ PHASE_MEMORY_READY, "memory_ready", 0,
+	  "--restore: guest RAM holds the memory file's content, or will on demand (the restore mode's work before the vCPUs resume)" },
 	{ PHASE_EAGER_DONE, "eager_done", 0, "--eager populate or prefault finished" },
 	{ PHASE_GUEST_LOADED, "guest_loaded", 0,
 	  "the image, boot info and entry page tables written into guest RAM" },
 	{ PHASE_GUEST_ENTRY, "guest_entry", 0,
 	  "the first vCPU about to enter the guest (its first KVM_RUN): setup ends here" },
+	{ PHASE_GUEST_RESUMED, "guest_resumed", 0,
+	  "--restore: the first vCPU about to resume the saved guest (its first KVM_RUN): restore latency ends here" },
 	{ PHASE_INIT_START, "init_start", 0,
 	  "a Linux guest's /init started: its first write of 123 to the boot timer (port 0x514); the kernel's boot ends here" },
 	{ PHASE_FIRMWARE_READY, "firmware_ready", MVM_MARK_FIRMWARE_READY,
@@ -34,6 +40,8 @@ const struct phase_row phases[] = {
 	  "the workload's first full pass over its memory done" },
 	{ PHASE_WORKLOAD_END, "workload_end", MVM_MARK_WORKLOAD_END,
 	  "the workload finished (the rest of its passes)" },
+	{ PHASE_SNAPSHOT_SAVED, "snapshot_saved", 0,
+	  "--snapshot: every vCPU paused, the state and memory files written and renamed into place" },
 	{ PHASE_VM_EXIT, "vm_exit", 0,
 	  "the guest stopped and every vCPU thread was joined" },
 };
@@ -210,6 +218,11 @@ static double tsc_seconds(const struct timeline *tl, uint64_t cycles)
 
 void timeline_guest_entry(struct timeline *tl, int vcpu_fd)
 {
+	timeline_guest_entry_as(tl, vcpu_fd, PHASE_GUEST_ENTRY);
+}
+
+void timeline_guest_entry_as(struct timeline *tl, int vcpu_fd, enum phase p)
+{
 	struct {
 		struct kvm_msrs m;
 		struct kvm_msr_entry e;
@@ -233,7 +246,7 @@ void timeline_guest_entry(struct timeline *tl, int vcpu_fd)
 	tl->tsc0 = tsc0;
 	tl->t_tsc0 = t_tsc0;
 	pthread_mutex_unlock(&tl->lock);
-	timeline_mark_at(tl, PHASE_GUEST_ENTRY, now_s(), 0);
+	timeline_mark_at(tl, p, now_s(), 0);
 }
 
 /* tsc on our clock; 0 without an anchor. The caller holds tl->lock (or the vCPUs are joined). */

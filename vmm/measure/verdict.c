@@ -28,6 +28,7 @@ void run_facts(const struct run_view *v, struct run_facts *f)
 	uint64_t pf;
 
 	run_summary(v, &f->s);
+	f->restored = timeline_index(v->tl, PHASE_GUEST_RESUMED) >= 0;
 	f->pf_taken = pass > 0 && timeline_delta(v->tl, (unsigned)pass, "pf_taken", &pf)
 			      ? (double)pf
 			      : -1;
@@ -154,6 +155,9 @@ void compare_rank(const struct run_facts *const *facts, const unsigned *n,
 		row->mode = mode[m];
 		row->runs = n[m];
 		row->have_work = n[m] > 0;
+		row->restored = n[m] > 0;
+		for (unsigned i = 0; i < n[m]; i++)
+			row->restored &= f[i].restored;
 		for (unsigned i = 0; i < n[m]; i++)
 			row->have_work &= f[i].s.ms[SUM_FIRST_USEFUL_WORK] >= 0 &&
 					  f[i].s.ms[SUM_FIRST_PASS] >= 0;

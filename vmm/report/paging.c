@@ -61,6 +61,32 @@ static void histogram_print(const struct lat_hist *h, FILE *f)
 	}
 }
 
+/* A restore's memory file: what the handlers copied it from, and the fillers' work. */
+static void fill_report(const struct paging_facts *pg, FILE *f)
+{
+	struct uffd_fill_stats fs;
+	char a[FMT_BYTES], b[FMT_BYTES], c[FMT_BYTES];
+
+	if (!*uffd_file_fs(pg->uffd))
+		return;
+	uffd_fill_stats(pg->uffd, &fs);
+	fprintf(f,
+		"paging: pages from the memory file (%s MiB of data, the rest holes: zeros)",
+		fmt_value(a, (double)uffd_file_data_bytes(pg->uffd) / (1 << 20), 1));
+	if (fs.reads || fs.pages || fs.failed)
+		fprintf(f,
+			"; fillers installed %llu pages (%llu of the recorded working set) in %llu reads of %s MiB, %llu found installed already; working set in %s ms, all in %s",
+			(unsigned long long)fs.pages, (unsigned long long)fs.first_pages,
+			(unsigned long long)fs.reads,
+			fmt_value(b, (double)fs.read_bytes / (1 << 20), 1),
+			(unsigned long long)fs.raced,
+			fmt_value(c, fs.first_s * MSEC_PER_SEC, 1),
+			fs.all_s > 0 ? fmt_duration(a, fs.all_s) : "- (not finished)");
+	if (fs.failed)
+		fprintf(f, "; %s", fs.what);
+	fprintf(f, "\n");
+}
+
 void paging_report(const struct run_view *v, FILE *f)
 {
 	const struct vm_config *cfg = v->cfg;
@@ -73,6 +99,7 @@ void paging_report(const struct run_view *v, FILE *f)
 
 	if (paging_facts(v->paging, &pg) || !pg.total)
 		return;
+	cfg = pg.cfg;
 	s = pg.total;
 	h = &s->lat;
 	span = fault_span_s(s);
@@ -97,6 +124,7 @@ void paging_report(const struct run_view *v, FILE *f)
 			fmt_value(e, span * MSEC_PER_SEC, 1));
 	fprintf(f, "\n");
 	histogram_print(h, f);
+	fill_report(&pg, f);
 	if (cfg->record_touch_path)
 		fprintf(f, "paging: %s: %s %zu pages in first-touch order\n",
 			cfg->record_touch_path,
@@ -181,6 +209,28 @@ static void phases_json(const struct paging_facts *pg, const struct timeline *tl
 	json_end_array(j);
 }
 
+static void fill_json(const struct paging_facts *pg, struct json *j)
+{
+	struct uffd_fill_stats fs;
+
+	if (!*uffd_file_fs(pg->uffd))
+		return;
+	uffd_fill_stats(pg->uffd, &fs);
+	json_begin_object(j, "memory_file");
+	json_string(j, "file_system", uffd_file_fs(pg->uffd));
+	json_u64(j, "data_bytes", uffd_file_data_bytes(pg->uffd));
+	json_u64(j, "fill_reads", fs.reads);
+	json_u64(j, "fill_read_bytes", fs.read_bytes);
+	json_u64(j, "fill_pages", fs.pages);
+	json_u64(j, "fill_working_set_pages", fs.first_pages);
+	json_u64(j, "fill_raced", fs.raced);
+	json_double(j, "fill_working_set_ms", fs.first_s * MSEC_PER_SEC);
+	json_double(j, "fill_all_ms", fs.all_s * MSEC_PER_SEC);
+	if (fs.failed)
+		json_string(j, "fill_error", fs.what);
+	json_end_object(j);
+}
+
 void paging_write_json(const struct run_view *v, struct json *j)
 {
 	const struct vm_config *cfg = v->cfg;
@@ -190,11 +240,13 @@ void paging_write_json(const struct run_view *v, struct json *j)
 	static const struct uffd_stats none;
 
 	json_begin_object(j, "paging");
-	json_string(j, "mode", paging_kind_name(cfg->paging));
 	if (paging_facts(v->paging, pg)) {
+		json_string(j, "mode", paging_kind_name(cfg->paging));
 		json_end_object(j);
 		return;
 	}
+	cfg = pg->cfg;
+	json_string(j, "mode", paging_kind_name(cfg->paging));
 	s = pg->total ? pg->total : &none;
 	span = fault_span_s(s);
 	json_string(j, "uffd_mode", uffd_mode_name(uffd_mode(pg->uffd)));
@@ -242,6 +294,7 @@ void paging_write_json(const struct run_view *v, struct json *j)
 		json_end_object(j);
 	}
 	json_end_array(j);
+	fill_json(pg, j);
 	if (cfg->record_touch_path) {
 		json_begin_object(j, "record_touch");
 		json_bytes(j, "path", cfg->record_touch_path);

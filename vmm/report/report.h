@@ -171,6 +171,12 @@ void eager_predict_print(const struct eager *e, FILE *f);
 
 /* ---- paging.c: --paging uffd, what the handlers measured ------------------ */
 void paging_report(const struct run_view *v, FILE *f); /* the summary line(s) */
+/* snapshot.c: --snapshot's cost and --restore's steps: a line each, and the results' members. */
+struct snapshot_facts;
+struct restore_facts;
+void snapshot_print(const struct snapshot_facts *f, FILE *out);
+void restore_print(const struct restore_facts *f, FILE *out);
+void snapshot_write_json(const struct run_view *v, struct json *j);
 void paging_write_json(const struct run_view *v, struct json *j);
 
 /* ---- ending.c: how a run ended, for a person ------------------------------ */

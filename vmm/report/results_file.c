@@ -191,6 +191,7 @@ static void run_members(const struct run_view *r, struct json *j)
 
 	numa_write_json(vm_numa(vm), j);
 	paging_write_json(r, j);
+	snapshot_write_json(r, j);
 	json_string(j, "sweep_table_shows", "touch_s");
 	sweep_json(r, j);
 	progress_write_json(r, j);

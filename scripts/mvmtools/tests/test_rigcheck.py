@@ -267,20 +267,23 @@ class Judge(unittest.TestCase):
         self.write("numa-bind.out", NUMA_OUT.replace("100.0% local\n", "98.5% local\n", 1))
         self.assertEqual(self.judge()[2], ["numa-line"])
 
-    def test_numa_skipped_on_one_node(self):
-        """A one-node rig (vmx): the two-node cases say SKIP, and the node count must match."""
+    def skip_cases(self, cases, why, edit=lambda x: x):
+        """The console log as a rig that skipped CASES says it (run_numa, run_linux), their files gone."""
         with open(self.log) as f:
-            log = [x for x in f.read().split("\n") if not any(x.startswith("=== STATUS %s " % c)
-                                                                for c in rigcheck.NUMA_CASES)]
-        log = [x.replace("expected=2 seen=2", "expected=1 seen=1") for x in log]
-        log += ["=== SKIP %s (the kernel sees 1 NUMA node)" % c for c in rigcheck.NUMA_CASES]
+            log = [edit(x) for x in f.read().split("\n") if not any(x.startswith("=== STATUS %s " % c) for c in cases)]
+        log += ["=== SKIP %s (%s)" % (c, why) for c in cases]
         with open(self.log, "w") as f:
             f.write("\n".join(log) + "\n")
-        for c in rigcheck.NUMA_CASES:
+        for c in cases:
             for ext in (".json", ".out", ".err"):
                 p = os.path.join(self.out, c + ext)
                 if os.path.exists(p):
                     os.remove(p)
+
+    def test_numa_skipped_on_one_node(self):
+        """A one-node rig (vmx): the two-node cases say SKIP, and the node count must match."""
+        self.skip_cases(rigcheck.NUMA_CASES, "the kernel sees 1 NUMA node",
+                        lambda x: x.replace("expected=2 seen=2", "expected=1 seen=1"))
         good, j, failed = self.judge()
         self.assertEqual(failed, [])
         self.assertTrue(good)
@@ -313,16 +316,7 @@ class Judge(unittest.TestCase):
 
     def test_linux_skipped_without_linux(self):
         """A rig with linux=0 (vmx): the Linux cases say SKIP."""
-        with open(self.log) as f:
-            log = [x for x in f.read().split("\n") if not x.startswith("=== STATUS linux-")]
-        log += ["=== SKIP %s (this rig does not boot the Linux guest: linux=0)" % c for c in rigcheck.LINUX_CASES]
-        with open(self.log, "w") as f:
-            f.write("\n".join(log) + "\n")
-        for c in rigcheck.LINUX_CASES:
-            for ext in (".json", ".out", ".err"):
-                p = os.path.join(self.out, c + ext)
-                if os.path.exists(p):
-                    os.remove(p)
+        self.skip_cases(rigcheck.LINUX_CASES, "this rig does not boot the Linux guest: linux=0")
         good, j, failed = self.judge()
         self.assertEqual(failed, [])
         self.assertTrue(good)

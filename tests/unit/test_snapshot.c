@@ -1,0 +1,152 @@
+/* Unit tests: the snapshot's state file (built, parsed, each way it can be wrong) and the memory file's extents. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "app.h"
+
+#define RAM (32ULL << 20)
+
+/* A valid state file of n vCPUs with one sweep batch, in b. */
+static void build(struct snap_buf *b, unsigned n)
+{
+	struct snap_header h = { .abi_version = MVM_ABI_VERSION,
+				 .ram_bytes = RAM,
+				 .page_bytes = 4096,
+				 .nvcpus = n };
+	struct snap_config c = { .mem_bytes = RAM,
+				 .vcpus = n,
+				 .guest_argc = 2,
+				 .args_bytes = 8,
+				 .args = "flat\0-x\0",
+				 .result_gpa = 0x1000 };
+	static struct vcpu_state v;
+	struct snap_records r = { MVM_REC_SWEEP, 1 };
+	struct mvm_rec_sweep s = { .workload = MVM_WL_FLAT,
+				   .iteration = 1,
+				   .size_mib = 1 };
+
+	snprintf(h.backing, sizeof(h.backing), "anon");
+	CHECK(snap_buf_init(b) == 0);
+	CHECK(snap_buf_section(b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0) == 0);
+	for (unsigned i = 0; i < n; i++) {
+		v.index = i;
+		v.nmsrs = 3;
+		CHECK(snap_buf_section(b, SNAP_SEC_VCPU, &v, sizeof(v), NULL, 0) == 0);
+	}
+	CHECK(snap_buf_section(b, SNAP_SEC_RECORDS, &r, sizeof(r), &s, sizeof(s)) == 0);
+	CHECK(snap_buf_section(b, SNAP_SEC_CONSOLE, "hi\n", 3, NULL, 0) == 0);
+	snap_buf_finish(b, &h);
+}
+
+static int parse(const struct snap_buf *b, size_t len, const char *want)
+{
+	struct snap_view v;
+	char err[256] = "";
+	uint8_t *copy = malloc(len ? len : 1);
+	int e;
+
+	memcpy(copy, b->p, len);
+	e = snap_parse(copy, len, &v, err, sizeof(err));
+	if (!e)
+		snap_view_free(&v);
+	if (want && !strstr(err, want)) {
+		fprintf(stderr, "    wanted '%s', got '%s'\n", want, err);
+		check_failures++;
+	}
+	free(copy);
+	return e;
+}
+
+void test_snapshot_format(void)
+{
+	struct snap_buf b;
+	struct snap_view v;
+	char err[256];
+
+	build(&b, 2);
+	CHECK(snap_parse(b.p, b.len, &v, err, sizeof(err)) == 0);
+	CHECK_EQ(v.hdr->nvcpus, 2);
+	CHECK(v.vcpu[1] && v.vcpu[1]->index == 1 && v.vcpu[1]->nmsrs == 3);
+	CHECK_EQ(v.nbatches, 1);
+	CHECK(v.batches[0].kind == MVM_REC_SWEEP && v.batches[0].count == 1);
+	CHECK(v.console_len == 3 && !memcmp(v.console, "hi\n", 3));
+	CHECK(!strcmp(v.cfg->args, "flat"));
+	snap_view_free(&v);
+	/* Each way it can be wrong: one message each. */
+	CHECK(parse(&b, 10, "truncated: 10 bytes") == -EINVAL);
+	CHECK(parse(&b, b.len - 8, "truncated or padded") == -EINVAL);
+	b.p[b.len - 100] ^= 1;
+	CHECK(parse(&b, b.len, "checksum does not match") == -EINVAL);
+	b.p[b.len - 100] ^= 1;
+	b.p[0] = 'X';
+	CHECK(parse(&b, b.len, "magic") == -EINVAL);
+	b.p[0] = 'M';
+	((struct snap_header *)b.p)->format_version = 9;
+	CHECK(parse(&b, b.len, "format version 9") == -EINVAL);
+	((struct snap_header *)b.p)->format_version = SNAP_FORMAT_VERSION;
+	((struct snap_header *)b.p)->abi_version = 4;
+	CHECK(parse(&b, b.len, "ABI 4") == -EINVAL);
+	((struct snap_header *)b.p)->abi_version = MVM_ABI_VERSION + 1;
+	CHECK(parse(&b, b.len, "ABI") == -EINVAL);
+	((struct snap_header *)b.p)->abi_version = MVM_ABI_VERSION;
+	((struct snap_header *)b.p)->vcpu_state_bytes = 12;
+	CHECK(parse(&b, b.len, "vCPU state is 12 bytes") == -EINVAL);
+	((struct snap_header *)b.p)->vcpu_state_bytes = sizeof(struct vcpu_state);
+	CHECK(parse(&b, b.len, NULL) == 0);
+	snap_buf_free(&b);
+	/* The header says 2 vCPUs, one is saved; the checksum is right. */
+	{
+		struct snap_header h = { .abi_version = MVM_ABI_VERSION,
+					 .ram_bytes = RAM,
+					 .page_bytes = 4096,
+					 .nvcpus = 2 };
+		struct snap_config c = { .mem_bytes = RAM, .vcpus = 2 };
+		static struct vcpu_state one;
+
+		snprintf(h.backing, sizeof(h.backing), "anon");
+		CHECK(snap_buf_init(&b) == 0);
+		CHECK(snap_buf_section(&b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0) == 0);
+		CHECK(snap_buf_section(&b, SNAP_SEC_VCPU, &one, sizeof(one), NULL, 0) ==
+		      0);
+		snap_buf_finish(&b, &h);
+		CHECK(parse(&b, b.len, "fewer saved") == -EINVAL);
+		snap_buf_free(&b);
+	}
+}
+
+void test_snapshot_memfile(void)
+{
+	char path[] = "/tmp/minivmm-memfile-XXXXXX", err[256];
+	struct guest_ram ram = { 0 };
+	struct mm_memfile_stats st;
+	struct gpa_range *x = NULL;
+	size_t n = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	unlink(path);
+	ram.size = 8ULL << 20;
+	ram.hva = mmap(NULL, ram.size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(ram.hva != MAP_FAILED);
+	ram.hva[0x3000] = 1;		     /* page 3: data */
+	ram.hva[0x4000 + 4095] = 2;	     /* page 4: data, next to it */
+	memset(ram.hva + 0x100000, 0, 4096); /* touched, all zero: a hole */
+	ram.hva[0x700000] = 3;		     /* another extent */
+	CHECK(mm_memfile_write(&ram, fd, &st, err, sizeof(err)) == 0);
+	CHECK_EQ(st.data_bytes, 3 * 4096);
+	CHECK_EQ(st.extents, 2);
+	CHECK(st.resident_bytes >= 4 * 4096);
+	CHECK(mm_memfile_extents(fd, ram.size, &x, &n, err, sizeof(err)) == 0);
+	/* The file system may round extents out (SEEK_DATA is allowed to), never in. */
+	CHECK(n >= 1 && x[0].gpa <= 0x3000 && x[n - 1].gpa + x[n - 1].bytes >= 0x701000);
+	memset(ram.hva, 0, ram.size);
+	CHECK(mm_memfile_read(&ram, fd, x, n, err, sizeof(err)) == 0);
+	CHECK(ram.hva[0x3000] == 1 && ram.hva[0x4fff] == 2 && ram.hva[0x700000] == 3);
+	free(x);
+	munmap(ram.hva, ram.size);
+	close(fd);
+}
