@@ -9,6 +9,7 @@
  *                                     write its extents to OUT.tmp (pwrite at their
  *                                     offsets, ftruncate to the size, fsync) and rename
  *                                     it to OUT: the ceiling of writing a snapshot
+ *   file-rate drop FILE               only drop FILE's page cache (before a cold restore)
  * Prints one line: "file-rate MODE bytes=B seconds=S mib_per_s=R extents=N".
  *   make build/bench/file-rate
  */
@@ -103,9 +104,15 @@ int main(int argc, char **argv)
 	double t0, t1;
 	int fd;
 
+	if (argc == 3 && !strcmp(argv[1], "drop")) {
+		fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+			die(argv[2]);
+		return 0;
+	}
 	if (argc < 3 || (!wr && strcmp(argv[1], "read")) || !chunk) {
 		fprintf(stderr,
-			"usage: file-rate read FILE [CHUNK_KIB] | write FILE OUT [CHUNK_KIB]\n");
+			"usage: file-rate read FILE [CHUNK_KIB] | write FILE OUT [CHUNK_KIB] | drop FILE\n");
 		return 2;
 	}
 	fd = open(argv[2], O_RDONLY | O_CLOEXEC);

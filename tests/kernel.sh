@@ -72,7 +72,7 @@ fi
 # Running the crafted entries (emulated on PVM: a few instructions each).
 kx kernel-zero-page 1 'guest exited with status 3' -- $any --kernel "$K/zp.bz" --initrd "$K/initrd.img" --mem 64M -- flat "two words"
 # The payload printed the command line the zero page points to; exit status = e820 entries (3).
-expect kernel-zero-page-cmdline 1 '' '^console=ttyS0 reboot=k panic=-1 acpi=off pci=off i8042.noaux i8042.nomux nomodule quiet -- flat "two words"$' -- \
+expect kernel-zero-page-cmdline 1 '' '^console=ttyS0 reboot=k panic=-1 acpi=off pci=off i8042.noaux i8042.nomux nomodule tsc=reliable quiet -- flat "two words"$' -- \
 	$MINIVMM --kernel "$K/zp.bz" $any --mem 64M -- flat "two words"
 jq_true kernel-results-guest "$K/kernel-zero-page.json" \
 	'.guest.kind == "linux" and .guest.kernel_release == "9.9.9-fixture" and .guest.boot_protocol == 527 and .guest.initrd_bytes == 3145728 and (.guest.cmdline | endswith(" -- flat \"two words\"")) and .config.guest_args == ["flat", "two words"]'
@@ -110,3 +110,6 @@ else
 fi
 kx kernel-replay 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --eager=background --eager-order "$K/timer.touch"
 kx kernel-eager-vcpus 0 '' -- $any --kernel "$K/timer.bz" --mem 64M --eager=populate --vcpus 2 --trace "$K/timer.trace"
+# A hang says where each vCPU was when the timeout stopped it.
+expect kernel-never-init-where 5 '' 'vCPU 0 at the timeout: rip=0x1002' -- \
+	$MINIVMM --kernel "$K/hang.bz" $any --mem 64M --vcpus 2 --timeout 1

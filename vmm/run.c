@@ -1044,6 +1044,10 @@ void run_report(struct run *r, int status, int timeline)
 			printf("linux guest %s: /init never started (no write of %d to the boot timer, port 0x%x)\n",
 			       r->lx->k.release, MVM_BOOT_TIMER_MAGIC,
 			       MVM_BOOT_TIMER_PORT);
+		for (unsigned i = 0; i < vm_nvcpus(r->vm); i++)
+			if (vm_vcpu_stopped_at(r->vm, i))
+				printf("  vCPU %u at the timeout: %s\n", i,
+				       vm_vcpu_stopped_at(r->vm, i));
 		fflush(stdout);
 	}
 	if (r->o.verbose) {

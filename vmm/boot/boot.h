@@ -74,8 +74,8 @@ int bootinfo_build(void *buf, size_t size, const struct bootinfo *b, char *err,
 
 /* ---- linux_boot.c: --kernel, --initrd, --cmdline: a Linux guest, read and placed ---- */
 /* Booted fast: no PCI scan, no console chatter, reset at once on a panic (exit 4). */
-#define LINUX_CMDLINE_1	      "console=ttyS0 reboot=k panic=-1 acpi=off"
-#define LINUX_CMDLINE_2	      "pci=off i8042.noaux i8042.nomux nomodule quiet"
+#define LINUX_CMDLINE_1	      "console=ttyS0 reboot=k panic=-1 acpi=off pci=off"
+#define LINUX_CMDLINE_2	      "i8042.noaux i8042.nomux nomodule tsc=reliable quiet"
 #define LINUX_DEFAULT_CMDLINE LINUX_CMDLINE_1 " " LINUX_CMDLINE_2
 
 struct linux_boot {

@@ -16,6 +16,7 @@ struct vcpu {
 	pthread_t thread;
 	int started;
 	double t_run, t_done; /* the thread's run loop (for --trace) */
+	char stopped_at[384]; /* a timed-out run: its registers then (vcpu_describe) */
 };
 
 struct vm {

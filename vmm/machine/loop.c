@@ -43,6 +43,9 @@ static void *vcpu_thread(void *arg)
 		if (exit_dispatch(vm, v) == VCPU_STOP)
 			break;
 	}
+	/* A run that timed out: where this vCPU was (the report says, for a guest that hangs). */
+	if (vm_end(vm) == END_TIMEOUT)
+		vcpu_describe(v, v->stopped_at, sizeof(v->stopped_at));
 	if (vm->hooks.vcpu_leave)
 		vm->hooks.vcpu_leave(vm->hooks.cookie, v->index);
 	numa_note_vcpu(vm->numa, v->index, 0);

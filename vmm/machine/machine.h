@@ -283,6 +283,8 @@ const struct io_bus *vm_bus(const struct vm *vm, int mmio); /* port I/O (0) or M
 int vm_fd(const struct vm *vm);
 unsigned vm_nvcpus(const struct vm *vm);
 int vm_vcpu_fd(const struct vm *vm, unsigned i);
+/* A timed-out run: vCPU i's registers when it stopped, or NULL. */
+const char *vm_vcpu_stopped_at(const struct vm *vm, unsigned i);
 /* vCPU i's run loop on its thread (CLOCK_MONOTONIC s): 0 when it never ran. */
 int vm_vcpu_span(const struct vm *vm, unsigned i, double *t_run, double *t_done);
 

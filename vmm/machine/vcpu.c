@@ -2,6 +2,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -110,14 +111,43 @@ int vcpu_set_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
  * kernel's entry, RSI the zero page, __BOOT_CS/__BOOT_DS from the GDT the
  * loader placed; the others keep their reset state, waiting for INIT/SIPI.
  */
+/*
+ * The supported CPUID names the host CPU's APIC ID; each vCPU's says its
+ * own (its local APIC's, the MP table's): leaf 1 EBX[31:24], the x2APIC ID
+ * of leaves 0xB and 0x1F (EDX), AMD's extended APIC ID (0x8000001E EAX).
+ * Else Linux reports "APIC ID mismatch" and may map CPUs wrongly.
+ */
+static void cpuid_apic_id(struct kvm_cpuid2 *c, uint32_t id)
+{
+	for (unsigned i = 0; i < c->nent; i++) {
+		struct kvm_cpuid_entry2 *e = &c->entries[i];
+
+		if (e->function == 1)
+			e->ebx = (e->ebx & 0x00ffffffu) | (id << 24);
+		else if (e->function == 0xb || e->function == 0x1f)
+			e->edx = id;
+		else if (e->function == 0x8000001e)
+			e->eax = id;
+	}
+}
+
 int vcpu_set_pc_entry(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 {
 	const struct vm_pc_entry *e = &v->vm->pc_entry;
+	size_t bytes = sizeof(*cpuid) + cpuid->nent * sizeof(cpuid->entries[0]);
+	struct kvm_cpuid2 *own = malloc(bytes);
 	struct kvm_sregs s;
 	struct kvm_regs r = { .rip = e->rip, .rsi = e->rsi, .rflags = 0x2 };
+	int rc;
 
-	if (ioctl(v->fd, KVM_SET_CPUID2, cpuid))
-		return -errno;
+	if (!own)
+		return -ENOMEM;
+	memcpy(own, cpuid, bytes);
+	cpuid_apic_id(own, v->index);
+	rc = ioctl(v->fd, KVM_SET_CPUID2, own) ? -errno : 0;
+	free(own);
+	if (rc)
+		return rc;
 	if (v->index != 0)
 		return 0;
 	if (ioctl(v->fd, KVM_GET_SREGS, &s))

@@ -118,6 +118,25 @@ struct cpuid {
 #define CPUID_ECX_HYPERVISOR   (1u << 31)
 
 /*
+ * Of KVM's paravirtual features (leaf 0x40000001 EAX) a PC guest gets the
+ * clocks (kvmclock) and not these: async page faults (KVM would let the
+ * guest run on while the host backs a page: a fault's cost would hide from
+ * the measurement), steal time, PV EOI, PV unhalt (PV spinlocks), PV TLB
+ * flush, PV IPIs, poll control, PV sched yield. In the AMD rig, quiet
+ * --vcpus 2 boots with them hung before /init 5 times of 6 (vCPU 0 halted
+ * in the PV spinlock wait with interrupts off, or spinning with nopvspin;
+ * vCPU 1 waiting for an IPI's function call to be answered); without them
+ * 3 boots of 3 reached /init.
+ */
+#define KVM_CPUID_LEAF_FEATURES 0x40000001u
+#define KVM_PV_NOT_OFFERED                                                 \
+	((1u << 4) /* ASYNC_PF */ | (1u << 5) /* STEAL_TIME */ |           \
+	 (1u << 6) /* PV_EOI */ | (1u << 7) /* PV_UNHALT */ |              \
+	 (1u << 9) /* PV_TLB_FLUSH */ | (1u << 11) /* PV_SEND_IPI */ |     \
+	 (1u << 12) /* POLL_CONTROL */ | (1u << 13) /* PV_SCHED_YIELD */ | \
+	 (1u << 14) /* ASYNC_PF_INT */)
+
+/*
  * A PC guest is told it runs on a hypervisor: without the bit Linux ignores
  * KVM's CPUID leaves (no kvmclock) and may hang calibrating its delay loop.
  * The TSC-deadline timer is KVM's to emulate, and user space's to announce.
@@ -127,10 +146,13 @@ static void pc_cpuid(struct vm *vm, struct cpuid *cpuid)
 	int deadline =
 		ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 
-	for (unsigned i = 0; i < cpuid->c.nent; i++)
+	for (unsigned i = 0; i < cpuid->c.nent; i++) {
 		if (cpuid->e[i].function == 1)
 			cpuid->e[i].ecx |= CPUID_ECX_HYPERVISOR |
 					   (deadline ? CPUID_ECX_TSC_DEADLINE : 0);
+		if (cpuid->e[i].function == KVM_CPUID_LEAF_FEATURES)
+			cpuid->e[i].eax &= ~KVM_PV_NOT_OFFERED;
+	}
 }
 
 static int supported_cpuid(struct vm *vm, struct cpuid *cpuid, char *err, size_t errlen)
@@ -298,6 +320,12 @@ unsigned vm_nvcpus(const struct vm *vm)
 int vm_vcpu_fd(const struct vm *vm, unsigned i)
 {
 	return i < vm->nvcpus ? vm->vcpus[i].fd : -1;
+}
+
+const char *vm_vcpu_stopped_at(const struct vm *vm, unsigned i)
+{
+	return i < vm->nvcpus && vm->vcpus[i].stopped_at[0] ? vm->vcpus[i].stopped_at
+							    : NULL;
 }
 
 int vm_vcpu_span(const struct vm *vm, unsigned i, double *t_run, double *t_done)

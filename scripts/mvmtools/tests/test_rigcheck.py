@@ -106,6 +106,22 @@ CASES["uffd"]["paging"] = {"mode": "uffd", "uffd_mode": "missing", "resolve_ioct
                            "per_phase": [{"phase": "first_useful_work", "faults": 4096, "kvm_pf_taken": 4100}]}
 
 
+
+def restored(mode, first):
+    """A --restore run of a flat snapshot taken after pass 1: pass 2 is the first after the restore."""
+    d = flat(first)
+    d["sweep"][0]["iteration"] = 2
+    d["restore"] = {"path": "/tmp/rig-snap", "mode": mode, "pass": 1}
+    d["exit"] = {"status": 0, "reason": "guest-exit"}
+    return d
+
+
+CASES["restore-populate"] = restored("populate", {"pf_taken": 0, "pages_4k": 32768})
+CASES["restore-uffd"] = restored("uffd", {"pf_taken": 4100})
+CASES["restore-uffd"]["paging"] = {"mode": "uffd", "uffd_mode": "missing", "faults": 4110, "pages_touched": 4110,
+                                   "per_phase": [{"phase": "first_useful_work", "faults": 4100, "kvm_pf_taken": 4100}]}
+
+
 def background(pf, covered, order="front"):
     """A --eager=background:prefault run: one thread, spare vCPU 1, covered first as given."""
     d = flat({"pf_taken": pf}, strategy="prefault", per_thread=[
@@ -229,6 +245,17 @@ class Judge(unittest.TestCase):
                          ["uffd-demand-every-page"])
         self.assertEqual(self.mutate("uffd", lambda d: d["paging"].update(resolve_ioctl="UFFDIO_ZEROPAGE")),
                          ["uffd-demand-every-page"])
+        # A restore: populate's first pass after it takes a fault; uffd's pages fault twice, or not at all.
+        self.assertEqual(self.mutate("restore-populate", lambda d: first(d).update(pf_taken=1)),
+                         ["restore-populate-prefault-no-faults"])
+        self.assertEqual(self.mutate("restore-populate", lambda d: d["platform"].update(pre_fault_memory=False)),
+                         ["restore-populate-prefault-no-faults"])
+        self.assertEqual(self.mutate("restore-uffd", lambda d: d["paging"].update(pages_touched=4000)),
+                         ["restore-uffd-one-fault-per-page"])
+        self.assertEqual(self.mutate("restore-uffd", lambda d: d["paging"]["per_phase"][0].update(faults=10)),
+                         ["restore-uffd-one-fault-per-page"])
+        self.assertEqual(self.mutate("restore-uffd", lambda d: d["restore"].update(mode="copy")),
+                         ["restore-uffd-one-fault-per-page"])
         self.assertEqual(self.mutate("raw-touch", lambda d: d["timeline"][0]["stats"].update(pf_taken=5000)),
                          ["raw-touch-npt-faults"])
         self.assertEqual(self.mutate("demand-2k", lambda d: d["timeline"][0]["stats"].update(insn_emulation=500)),
