@@ -64,6 +64,11 @@ expect snap-at-workload-start 0 '' '' -- $MINIVMM -q --mem 32M --snapshot "$S/SW
 expect snap-at-workload-start-restore 0 '' 'flat: restored after pass 0' -- $MINIVMM --restore "$S/SW"
 expect snap-hello 0 '' '' -- $MINIVMM -q --mem 32M --snapshot "$S/SH" "$GUEST" -- hello
 expect snap-hello-restore 0 '' 'hello' -- $MINIVMM --restore "$S/SH"
+# Another backing: the snapshot says which, and the restore maps the same.
+expect snap-memfd 0 '' '' -- $MINIVMM -q --mem 32M --backing memfd --snapshot "$S/SM" -o "$S/memfd-save.json" "$GUEST" -- $FLAT --snapshot-after 1
+expect snap-memfd-restore 0 '' 'after the restore: match' -- $MINIVMM --restore "$S/SM" --restore-mode private -o "$S/memfd.json"
+jq_true snap-memfd-backing "$S/memfd.json" '.config.backing == "memfd"'
+expect snap-bad-restore-backing 2 '--backing says otherwise' '' -- $MINIVMM --restore "$S/SM" --backing anon
 expect snap-continue 0 '' 'snapshot taken after pass 1, running on' -- \
 	$MINIVMM --mem 32M --snapshot "$S/SC" --snapshot-continue -o "$S/continue.json" "$GUEST" -- $FLAT --snapshot-after 1
 grep -q 'running on: match' "$OUT/snap-continue.out" && pass snap-continue-checksum || fail snap-continue-checksum "$(grep checksum "$OUT/snap-continue.out")"
