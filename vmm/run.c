@@ -180,7 +180,7 @@ static void on_irq(void *cookie, unsigned line, int level)
 }
 
 #define PANIC_TAIL_BYTES 2048
-#define PANIC_LINES	 6 /* the panic's last console lines in the message */
+#define PANIC_LINES	 3 /* console lines after the panic's own in the message */
 
 /*
  * A Linux guest reset the machine (i8042, triple fault): after a "Kernel
@@ -198,16 +198,22 @@ static void guest_reset(struct run *r, unsigned vcpu, const char *why, int crash
 	tail[n] = '\0';
 	panic = strstr(tail, "Kernel panic");
 	if (panic) {
-		/* From the panic line on, at most PANIC_LINES lines, the last ones. */
-		for (last = tail + n; last > panic && lines <= PANIC_LINES; last--)
-			if (last[-1] == '\n' && ++lines > PANIC_LINES)
-				break;
-		for (char *c = last; *c; c++)
+		/* The panic's own line, then the last lines after it (the trace's end). */
+		char *eol = strchr(panic, '\n'), *rest = tail + n;
+
+		if (eol) {
+			*eol++ = '\0';
+			for (last = tail + n; last > eol; last--)
+				if (last[-1] == '\n' && ++lines > PANIC_LINES)
+					break;
+			rest = last;
+		}
+		for (char *c = rest; *c; c++)
 			if (*c == '\n')
 				*c = '|';
 		vm_finish(r->vm, END_GUEST_PANIC, 0,
-			  "guest kernel panicked (vCPU %u, then %s): %s", vcpu, why,
-			  last);
+			  "guest kernel panicked (vCPU %u, then %s): %s%s%s", vcpu, why,
+			  panic, *rest ? " ... " : "", rest);
 	} else if (crashed) {
 		vm_finish(r->vm, END_GUEST_CRASH, 0,
 			  "guest crashed on vCPU %u: %s, with no panic on its console%s",
