@@ -78,6 +78,14 @@ uint32_t snapshot_take(const struct ctx *c, volatile char *region, uint64_t byte
 		       uint64_t pass);
 /* At the workload's end: the checksum again, compared (a mismatch fails the guest). */
 void snapshot_check(const struct ctx *c);
+/*
+ * The restored guest after pass PASS: its first useful work is its next
+ * pass (*useful_at), where the N vCPUs' frontiers FR restart; with no pass
+ * left, it is now (marked).
+ */
+struct frontier;
+void snapshot_restarted(struct frontier *fr, uint32_t n, uint64_t *useful_at,
+			uint64_t pass, uint64_t iterations);
 
 /* smp.c */
 struct barrier {

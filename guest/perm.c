@@ -267,14 +267,9 @@ static void both(uint32_t n)
 /* vCPU 0 between passes, the others at the next barrier: as flat's (sweep.c). */
 static void perm_snapshot(const struct ctx *c, uint64_t pass)
 {
-	if (snapshot_take(c, run.region, run.n * run.pages * PAGE, pass) !=
+	if (snapshot_take(c, run.region, run.n * run.pages * PAGE, pass) ==
 	    MVM_SNAP_RESTORED)
-		return;
-	run.useful_at = pass + 1;
-	for (uint32_t v = 0; v < run.n; v++)
-		frontier_restart(&run.fr[v], (uint32_t)run.useful_at);
-	if (pass == run.o.iterations)
-		mark(MVM_MARK_FIRST_USEFUL_WORK);
+		snapshot_restarted(run.fr, run.n, &run.useful_at, pass, run.o.iterations);
 }
 
 /*

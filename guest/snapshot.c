@@ -87,3 +87,13 @@ void snapshot_check(const struct ctx *c)
 		     after, snap.result == MVM_SNAP_RESTORED ? "restore" : "snapshot",
 		     snap.before);
 }
+
+void snapshot_restarted(struct frontier *fr, uint32_t n, uint64_t *useful_at,
+			uint64_t pass, uint64_t iterations)
+{
+	*useful_at = pass + 1;
+	for (uint32_t v = 0; v < n; v++)
+		frontier_restart(&fr[v], (uint32_t)*useful_at);
+	if (pass == iterations)
+		mark(MVM_MARK_FIRST_USEFUL_WORK);
+}

@@ -244,13 +244,8 @@ static void flat_snapshot(const struct ctx *c, uint64_t pass)
 {
 	uint64_t share = ((1ULL << run.nsizes) - 1) * MIB;
 
-	if (snapshot_take(c, run.flat_region, run.n * share, pass) != MVM_SNAP_RESTORED)
-		return;
-	run.useful_at = pass + 1;
-	for (uint32_t v = 0; v < run.n; v++)
-		frontier_restart(&run.fr[v], (uint32_t)run.useful_at);
-	if (pass == run.o.iterations)
-		mark(MVM_MARK_FIRST_USEFUL_WORK);
+	if (snapshot_take(c, run.flat_region, run.n * share, pass) == MVM_SNAP_RESTORED)
+		snapshot_restarted(run.fr, run.n, &run.useful_at, pass, run.o.iterations);
 }
 
 static int run_sweep(const struct ctx *c, uint32_t workload)

@@ -67,6 +67,9 @@ uint64_t mm_meminfo_available(const char *meminfo); /* MemAvailable */
 
 /* ---- outfile.c: files written whole or not at all, through symlinks ---- */
 
+/* Writes all LEN bytes of BUF to FD (short writes and EINTR retried): 0 or -errno (-EIO: wrote nothing). */
+int mm_write_all(int fd, const void *buf, size_t len);
+
 /*
  * One file a run writes (-o, --trace, --record-touch, a snapshot): opened,
  * and found writable, before anything runs (a sandboxed thread may not

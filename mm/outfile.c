@@ -211,6 +211,22 @@ static int probe(int fd, int regular)
 	return 0;
 }
 
+int mm_write_all(int fd, const void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, (const char *)buf + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
 static void outfile_close(struct mm_outfile *o)
 {
 	if (o->named)

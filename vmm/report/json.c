@@ -1,5 +1,6 @@
 /* A streaming JSON writer: correct escaping, commas and nesting, nothing more. */
 #include "report.h"
+#include "mm.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -268,7 +269,7 @@ void json_null(struct json *j, const char *key)
 int json_write_fd(int fd, void (*build)(struct json *j, const void *arg), const void *arg)
 {
 	char *buf = NULL;
-	size_t len = 0, off = 0;
+	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
 	struct json j = { .f = mem };
 	int e = 0;
@@ -278,16 +279,8 @@ int json_write_fd(int fd, void (*build)(struct json *j, const void *arg), const 
 	build(&j, arg);
 	if (fclose(mem))
 		e = -errno;
-	while (!e && off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			e = n < 0 ? -errno : -EIO;
-		else
-			off += (size_t)n;
-	}
+	if (!e)
+		e = mm_write_all(fd, buf, len);
 	free(buf);
 	return e;
 }

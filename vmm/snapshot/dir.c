@@ -120,19 +120,8 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 int snap_dir_commit(struct snap_dir *d, const struct snap_buf *state, char *err,
 		    size_t errlen)
 {
-	size_t off = 0;
-	int e = 0;
+	int e = mm_write_all(d->state_fd, state->p, state->len);
 
-	while (!e && off < state->len) {
-		ssize_t n = write(d->state_fd, state->p + off, state->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			e = n < 0 ? -errno : -EIO;
-		else
-			off += (size_t)n;
-	}
 	if (!e && (fsync(d->state_fd) || fsync(d->mem_fd) || fsync(d->tmp_fd)))
 		e = -errno;
 	if (!e && rename(d->tmp, d->path))
