@@ -383,7 +383,7 @@ def _auto_one_vcpu(d):
 
 
 # --- the Linux guest (make linux-guest; run_linux cases, the tdp rig) -----------------
-LINUX_CASES = ("linux-hello", "linux-lazy", "linux-prefault", "linux-smp")
+LINUX_CASES = ("linux-hello", "linux-lazy", "linux-prefault", "linux-smp", "linux-timeout")
 LINUX_PREFAULT_MAX = 0.1  # of lazy's first-pass faults: prefault saves >= 90%
 
 
@@ -517,13 +517,16 @@ EXPECTS = [(c, 0, "") for c in ("platform", "auto", "lazy", "uffd", "populate", 
     ("numa-too-few-vcpus", 2, r"--numa=0,1: 2 nodes need at least 2 vCPUs"),
     # hello --exit 7 in the Linux guest: /init's MVM_HC_EXIT carries the workload's status.
     ("linux-hello", 1, "guest exited with status 7"),
+    # What CI sees when a Linux boot hangs: its case ends at its --timeout (here 2 s, long
+    # before /init: the fastest boot without eager measured took 7.9 s to get there) with exit 5.
+    ("linux-timeout", 5, r"guest still running after --timeout 2 s; stopped it"),
 ] + [(c, 0, "") for c in ("linux-lazy", "linux-prefault", "linux-smp")]
 
 # Verdicts that are neither an exit status nor a check of one case's JSON.
 OTHER_CHECKS = ["kvm-modules", "kvm-tdp-on", "raw-prints", "platform-line", "auto-says-prefault",
                 "demand-one-npt-fault-per-fault", "numa-nodes", "numa-guest-sees-nodes", "numa-line",
                 "bg-auto-says-prefault", "bg-prefault-faults-below-lazy", "bg-prefault-frontier-faults-below-lazy",
-                "linux-prefault-saves-90pct", "linux-smp-sees-2-cpus"]
+                "linux-prefault-saves-90pct", "linux-smp-sees-2-cpus", "linux-timeout-says-where"]
 
 # The order of the verdicts after the exit statuses and the console lines.
 JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "lazy-4k-backing",
@@ -540,7 +543,7 @@ JSON_ORDER = ["platform-json", "auto-chooses-prefault", "auto-says-prefault", "l
               "bg-prefault-faults-below-lazy", "bg-prefault-frontier-spare-vcpu",
               "bg-prefault-frontier-faults-below-lazy", "linux-reaches-init", "linux-init-before-first-useful-work",
               "linux-flat-records", "linux-lazy-first-pass-faults", "linux-prefault-saves-90pct",
-              "linux-smp-reaches-init", "linux-smp-sees-2-cpus"]
+              "linux-smp-reaches-init", "linux-smp-sees-2-cpus", "linux-timeout-says-where"]
 
 FLAT_CASES = ("lazy", "uffd", "populate", "prefault", "thp", "thp-prefault")
 PER_FAULT_COUNTERS = ("pf_taken", "exits", "insn_emulation", "mmu_pte_write")
@@ -699,6 +702,18 @@ class Judge:
         else:
             self.no(name, "linux-smp.out has no 'CPUs online 2': %s" % _head_lines(out, 12))
 
+    def linux_timeout_where(self):
+        """A boot stopped by --timeout says that /init never started and where each vCPU was."""
+        name = "linux-timeout-says-where"
+        if self.skip(name, "linux-timeout"):
+            return
+        out = self.path("linux-timeout", ".out")
+        if _any_line(out, r"/init never started") and _any_line(out, r"^  vCPU 0 at the timeout: rip=0x[0-9a-f]+ "):
+            self.ok(name)
+        else:
+            self.no(name, "linux-timeout.out lacks '/init never started' and vCPU 0's registers: %s"
+                    % _head_lines(out, 40)[-600:])
+
     def linux_cases_run(self):
         """The Linux cases of the console log in its order: the four, and repeats
         of them (RIG_CASES lines named linux-hello-2 and so on), each once."""
@@ -850,6 +865,8 @@ class Judge:
                 self.linux_prefault()
             elif name == "linux-smp-sees-2-cpus":
                 self.linux_smp_cpus()
+            elif name == "linux-timeout-says-where":
+                self.linux_timeout_where()
             else:
                 self.check(name, *cs[name])
         self.table(l1, took)

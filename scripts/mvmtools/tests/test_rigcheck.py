@@ -169,7 +169,14 @@ ERRORS = {"exit-status": "minivmm: guest exited with status 7 (vCPU 0)",
           "numa-too-big": "minivmm: guest RAM: --numa: node 1 cannot hold its 1024 MiB of guest RAM: it has 700 MiB "
                           "free (MemFree in /sys/devices/system/node/node1/meminfo)",
           "numa-too-few-vcpus": "minivmm: guest RAM: --numa=0,1: 2 nodes need at least 2 vCPUs, one or more on each",
-          "linux-hello": "minivmm: guest exited with status 7 (vCPU 0)"}
+          "linux-hello": "minivmm: guest exited with status 7 (vCPU 0)",
+          "linux-timeout": "minivmm: guest still running after --timeout 2 s; stopped it"}
+
+
+# The tdp rig's linux-timeout.out (2026-12-02), its end.
+LINUX_TIMEOUT_OUT = ("linux guest 6.12.118+deb12-amd64: /init never started (no write of 123 to the boot timer, port 0x514)\n"
+                     "  vCPU 0 at the timeout: rip=0x476e370 rsp=0x478ddb8 rax=0xefa0000 rflags=0x87 cs=0x10 (CPL0) "
+                     "cr0=0x80000031 cr2=0xee00000 cr3=0x47ce000 cr4=0x1020 efer=0x500\n")
 
 
 class Judge(unittest.TestCase):
@@ -191,6 +198,7 @@ class Judge(unittest.TestCase):
                    "order front, 1 thread of its own: 0.06 GiB in 10.0 ms (6.00 GiB/s) beside the guest\n")
         self.write("numa-bind.out", NUMA_OUT)
         self.write("linux-smp.out", "hello from Linux 6.12.118+deb12-amd64 (x86_64)\nRAM 240 MiB, 200 MiB free; CPUs online 2\n")
+        self.write("linux-timeout.out", LINUX_TIMEOUT_OUT)
         self.log = os.path.join(self.tmp, "console.log")
         with open(self.log, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -348,6 +356,11 @@ class Judge(unittest.TestCase):
         self.assertEqual(failed, [])
         self.assertTrue(good)
         self.assertIn("SKIP tdp/linux-prefault-saves-90pct: (this rig does not boot the Linux guest: linux=0)", j.lines)
+
+    def test_linux_timeout_says_where(self):
+        """A timed-out boot's output without vCPU 0's registers fails that verdict alone."""
+        self.write("linux-timeout.out", LINUX_TIMEOUT_OUT.split("\n")[0] + "\n")
+        self.assertEqual(self.judge()[2], ["linux-timeout-says-where"])
 
     def test_linux_table_lists_repeats(self):
         """RIG_CASES with a case repeated (linux-hello-2): the boots' table has a row for each, in the log's order."""
