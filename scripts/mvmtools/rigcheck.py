@@ -699,15 +699,25 @@ class Judge:
         else:
             self.no(name, "linux-smp.out has no 'CPUs online 2': %s" % _head_lines(out, 12))
 
+    def linux_cases_run(self):
+        """The Linux cases of the console log in its order: the four, and repeats
+        of them (RIG_CASES lines named linux-hello-2 and so on), each once."""
+        seen = []
+        for line in self.console:
+            m = re.match(r"=== CASE (linux-[^ :]+):", line)
+            if m and m.group(1) not in seen:
+                seen.append(m.group(1))
+        return seen or list(LINUX_CASES)
+
     def linux_table(self):
         """The Linux boots: to /init (emulated wall time) and KVM's counters, the first flat pass."""
-        docs = [(c, _load(self.path(c, ".json"))) for c in LINUX_CASES]
+        docs = [(c, _load(self.path(c, ".json"))) for c in self.linux_cases_run()]
         docs = [(c, d) for c, d in docs if d is not None and phase_index(d, "init_start") is not None]
         if not docs:
             return
         self.lines += ["", "%s: the Linux guest (Debian's kernel under minivmm under the emulated KVM; times are "
                        "emulation times, ms): boot = guest_entry -> init_start" % self.rig]
-        fmt = "%-15s %9s %9s %8s %8s %8s %9s %10s %9s"
+        fmt = "%-17s %9s %9s %8s %8s %8s %9s %10s %9s"
         self.lines.append(fmt % ("case", "to_init", "boot", "exits", "io_exits", "pf_taken", "insn_emul",
                                  "first_pf", "first_ms"))
         for c, d in docs:

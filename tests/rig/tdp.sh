@@ -1,11 +1,12 @@
 # Rig tdp (sourced by tests/rig/run): an AMD machine with SVM and nested
 # paging and two NUMA nodes, emulated by QEMU's TCG (-cpu max). Fast: about
-# 10 s for the minivmm guest's cases, about 25 s more for each Linux guest's.
+# 10 s for the minivmm guest's cases, 10-15 s more for each Linux guest's
+# (docs/rigs.md, "Reliability").
 rig_title="QEMU -accel tcg -cpu max (AMD SVM + NPT, emulated)"
 rig_vendor=svm
 rig_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd)
 rig_tdp_param=kvm_amd/parameters/npt
-rig_timeout=600 # the Linux guest's boots: about 25 s each, at most their --timeout
+rig_timeout=600 # the Linux guest's boots: 10-15 s each, at most their --timeout
 rig_append= # -no-reboot stops QEMU when the kernel panics
 
 rig_need() {

@@ -349,6 +349,15 @@ class Judge(unittest.TestCase):
         self.assertTrue(good)
         self.assertIn("SKIP tdp/linux-prefault-saves-90pct: (this rig does not boot the Linux guest: linux=0)", j.lines)
 
+    def test_linux_table_lists_repeats(self):
+        """RIG_CASES with a case repeated (linux-hello-2): the boots' table has a row for each, in the log's order."""
+        with open(self.log, "a") as f:
+            f.write("=== CASE linux-hello: minivmm ...\n=== CASE linux-hello-2: minivmm ...\n")
+        self.write("linux-hello-2.json", json.dumps(LINUX["linux-hello"]))
+        j = self.judge()[1]
+        rows = [line.split()[0] for line in j.lines if re.match(r"linux-hello(-2)? +[0-9]", line)]
+        self.assertEqual(rows, ["linux-hello", "linux-hello-2"])
+
     def test_cpulist(self):
         self.assertEqual(rigcheck.cpulist("0-2,5"), {0, 1, 2, 5})
         self.assertEqual(rigcheck.cpulist(""), set())
