@@ -85,8 +85,8 @@ expect kernel-time-to-init 0 '' '^linux guest 9.9.9-fixture: time to init .* \(t
 kx kernel-panic 4 'guest kernel panicked \(vCPU 0, then i8042 reset: 0xFE to port 0x64\): Kernel panic - not syncing: VFS: Unable to mount root fs.*end Kernel panic' -- \
 	$any --kernel "$K/panic.bz" --mem 64M
 jq_true kernel-panic-reason "$K/kernel-panic.json" '.exit.reason == "guest-panic"'
-jq_true kernel-reset-reason "$K/kernel-reset.json" '.exit.reason == "guest-reset" and (.exit.message | test("guest reset the machine \\(vCPU 0: i8042 reset"))'
 kx kernel-reset 0 '' -- $any --kernel "$K/reset.bz" --mem 64M
+jq_true kernel-reset-reason "$K/kernel-reset.json" '.exit.reason == "guest-reset" and (.exit.message | test("guest reset the machine \\(vCPU 0: i8042 reset"))'
 kx kernel-triple-fault 4 'guest crashed on vCPU 0: triple fault \(rip=.*with no panic on its console \(before /init started\)' -- \
 	$any --kernel "$K/triple.bz" --mem 64M
 kx kernel-never-init 5 'timeout' -- $any --kernel "$K/hang.bz" --mem 64M --timeout 2

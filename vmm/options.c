@@ -1081,7 +1081,7 @@ static const struct opt {
 	  no_argument,
 	  NULL,
 	  { "--kernel on PVM, where guest kernel code is emulated",
-	    "(a boot takes minutes): try anyway (default: refused)" },
+	    "(Debian's kernel stops in its decompressor): try anyway" },
 	  NULL,
 	  NULL,
 	  flag_kernel_anyway },

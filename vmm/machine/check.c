@@ -41,7 +41,7 @@ static int check_kvm(const struct vm_config *cfg, char *err, size_t errlen)
 		if (!strcmp(p.kvm, "pvm")) {
 			snprintf(
 				err, errlen,
-				"--kernel: this /dev/kvm is PVM, where guest kernel code is emulated (about 1.2 M instructions/s): a Linux boot takes minutes here; run the line in the AMD rig (make rig RIG=tdp ARGS='...'), or add --kernel-anyway");
+				"--kernel: this /dev/kvm is PVM, where guest kernel code is emulated (about 1.2 M instructions/s) and Debian's 6.12 kernel stops in its decompressor (an emulation failure on a BMI2 instruction KVM's emulator cannot decode); run the line in the AMD rig (make rig RIG=tdp ARGS='...'), or add --kernel-anyway");
 			return -EOPNOTSUPP;
 		}
 	}
