@@ -1,5 +1,5 @@
 /* One measured run: wires the VM, its devices and the subsystems, from setup to teardown. */
-#include "app.h"
+#include "run_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -9,43 +9,6 @@
 
 #define PROGRESS_MIN_BYTES (1ULL << 30) /* a bar for eager population this big */
 #define PROGRESS_TICK_S	   0.1
-
-struct run {
-	const struct config *cfg;
-	struct run_opts o;
-	struct vm *vm;
-	struct console *console;
-	struct dev_host hc;    /* the hypercall port's view of this run */
-	struct eager *eager;   /* NULL when lazy */
-	struct paging *paging; /* NULL with --paging kernel */
-	struct kvm_stats *stats;
-	struct timeline *tl;
-	struct records *rec;
-	pthread_mutex_t
-		print_lock; /* a batch's records are stored and printed together */
-	int entered;	    /* a vCPU marked guest_entry (atomic) */
-	int guest_ran;	    /* a vCPU's first KVM_RUN returned (atomic) */
-	int progress_bar;   /* eager's bar on stderr (a terminal, a big population) */
-	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
-	uint64_t image_len;
-	int replaying; /* --restore: the snapshot's records go in again (no counters) */
-	/* --snapshot: the directory being written, the records so far, the guest's call. */
-	struct snap_log *log;
-	struct snap_dir dir;
-	uint32_t snap_asks; /* atomic */
-	int snap_claimed;   /* atomic: the first call took the snapshot */
-	struct mvm_hc_snapshot snap_req;
-	uint64_t snap_result_gpa;
-	struct snapshot_facts snap;
-	/* --restore */
-	struct restore_ctx rc;
-	struct restore_facts rf;
-	struct gpa_range *extents;
-	int restored;
-	struct linux_boot *lx; /* --kernel: the Linux guest, read and checked likewise */
-	struct pc_devices pc;  /* --kernel: its CMOS clock, i8042, boot timer */
-	struct pc_counts pc_counts; /* ... what they counted, once the vCPUs stopped */
-};
 
 /* --- the devices' host: what the hypercall port asks of the VMM ------------ */
 
@@ -130,116 +93,12 @@ static void on_mark(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc)
 	timeline_guest_mark(r->tl, mark, tsc);
 }
 
-/*
- * The guest asks for a snapshot (vCPU thread). The first is honoured: the
- * VM pauses (the run ends as a snapshot, every vCPU out of KVM_RUN) and the
- * main thread saves it; the saved guest reads MVM_SNAP_RESTORED. Later ones
- * are refused, and past MVM_SNAPSHOT_ASKS_MAX the guest's run ends.
- */
-static uint32_t on_snapshot(void *cookie, unsigned vcpu, const struct mvm_hc_snapshot *a,
-			    uint64_t result_gpa, int *stop)
-{
-	struct run *r = cookie;
-	uint32_t asks = __atomic_add_fetch(&r->snap_asks, 1, __ATOMIC_ACQ_REL);
-
-	if (asks > MVM_SNAPSHOT_ASKS_MAX) {
-		vm_finish(
-			r->vm, END_GUEST_LIMIT, 0,
-			"guest asked for a snapshot %u times (at most %d a run; the first is honoured)",
-			asks, MVM_SNAPSHOT_ASKS_MAX);
-		*stop = 1;
-		return MVM_SNAP_REFUSED;
-	}
-	if (!r->cfg->snapshot_dir)
-		return MVM_SNAP_NONE;
-	if (__atomic_exchange_n(&r->snap_claimed, 1, __ATOMIC_ACQ_REL))
-		return MVM_SNAP_REFUSED;
-	r->snap_req = *a;
-	r->snap_result_gpa = result_gpa;
-	if (vm_pause(r->vm, vcpu))
-		return MVM_SNAP_REFUSED; /* the run was ending anyway */
-	*stop = 1;
-	return MVM_SNAP_RESTORED;
-}
-
-/* The boot timer: /init's first write (the kernel's boot is over). */
-static void on_init_start(void *cookie, unsigned vcpu)
-{
-	struct run *r = cookie;
-
-	(void)vcpu;
-	timeline_mark(r->tl, PHASE_INIT_START);
-}
-
-/* COM1's interrupt line (IRQ 4) for a Linux guest. */
-static void on_irq(void *cookie, unsigned line, int level)
-{
-	struct run *r = cookie;
-
-	vm_irq_line(r->vm, line, level);
-}
-
-#define PANIC_TAIL_BYTES 2048
-#define PANIC_LINES	 3 /* console lines after the panic's own in the message */
-
-/*
- * A Linux guest reset the machine (i8042, triple fault): after a "Kernel
- * panic" line on its console it panicked (exit 4, with the panic's last
- * lines); otherwise it rebooted itself, the end of its run.
- */
-static void guest_reset(struct run *r, unsigned vcpu, const char *why, int crashed)
-{
-	char tail[PANIC_TAIL_BYTES + 1], *panic, *last;
-	size_t n;
-	int lines = 0;
-
-	console_flush(r->console, vcpu);
-	n = console_tail(r->console, tail, PANIC_TAIL_BYTES);
-	tail[n] = '\0';
-	panic = strstr(tail, "Kernel panic");
-	if (panic) {
-		/* The panic's own line, then the last lines after it (the trace's end). */
-		char *eol = strchr(panic, '\n'), *rest = tail + n;
-
-		if (eol) {
-			*eol++ = '\0';
-			for (last = tail + n; last > eol; last--)
-				if (last[-1] == '\n' && ++lines > PANIC_LINES)
-					break;
-			rest = last;
-		}
-		for (char *c = rest; *c; c++)
-			if (*c == '\n')
-				*c = '|';
-		vm_finish(r->vm, END_GUEST_PANIC, 0,
-			  "guest kernel panicked (vCPU %u, then %s): %s%s%s", vcpu, why,
-			  panic, *rest ? " ... " : "", rest);
-	} else if (crashed) {
-		vm_finish(r->vm, END_GUEST_CRASH, 0,
-			  "guest crashed on vCPU %u: %s, with no panic on its console%s",
-			  vcpu, why,
-			  timeline_time(r->tl, PHASE_INIT_START) > 0
-				  ? ""
-				  : " (before /init started)");
-	} else {
-		vm_finish(
-			r->vm, END_GUEST_RESET, 0,
-			"guest reset the machine (vCPU %u: %s) without reporting an exit status",
-			vcpu, why);
-	}
-}
-
-static void on_reset(void *cookie, unsigned vcpu, const char *why)
-{
-	guest_reset(cookie, vcpu, why, 0);
-}
-
 static void vcpu_shutdown(void *cookie, unsigned vcpu, const char *regs)
 {
 	char why[448];
 
 	snprintf(why, sizeof(why), "triple fault (%s)", regs);
-	guest_reset(cookie, vcpu, why, 1);
+	run_guest_reset(cookie, vcpu, why, 1);
 }
 
 static int on_stopping(void *cookie)
@@ -315,43 +174,6 @@ static void vcpu_leave(void *cookie, unsigned vcpu)
 
 /* --- setup ----------------------------------------------------------------- */
 
-/* Setup failed: record why (the results file still says so) and stop. */
-static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int setup_fail(struct run *r, enum run_end end, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vm_set_end(r->vm, end, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/*
- * A Linux guest on PVM: its kernel code is emulated, about 1.2 M
- * instructions/s here, and Debian's kernel does not get past its
- * decompressor (a BMI2 instruction the emulator cannot decode). Refused (exit 3) with the
- * rig line that runs the same command on an emulated AMD KVM, unless
- * --kernel-anyway.
- */
-static int linux_refused(struct run *r, const struct platform *plat)
-{
-	const char *words[r->cfg->argc > 1 ? r->cfg->argc : 1];
-	char line[1024];
-	int n = 0;
-
-	if (strcmp(plat->kvm, "pvm") || r->cfg->vm.kernel_anyway)
-		return 0;
-	for (int i = 1; i < r->cfg->argc; i++)
-		words[n++] = r->cfg->argv[i];
-	setup_fail(
-		r, END_PLATFORM,
-		"--kernel: this /dev/kvm is PVM, where guest kernel code is emulated (about 1.2 M instructions/s) and Debian's 6.12 kernel stops in its decompressor (an emulation failure on a BMI2 instruction KVM's emulator cannot decode). Run the same line on an emulated AMD KVM with nested paging: make rig RIG=tdp ARGS='%s'; or add --kernel-anyway to try it here",
-		suggest_cmdline(line, sizeof(line), words, n));
-	return 1;
-}
-
 struct run *run_new(const struct config *cfg, const struct run_opts *o)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -383,10 +205,10 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 				   .violation = on_violation,
 				   .records = on_records,
 				   .mark = on_mark,
-				   .snapshot = on_snapshot,
+				   .snapshot = run_on_snapshot,
 				   .stopping = on_stopping,
-				   .reset = on_reset,
-				   .init_start = on_init_start };
+				   .reset = run_on_reset,
+				   .init_start = run_on_init_start };
 	r->dir = (struct snap_dir){ .tmp_fd = -1, .state_fd = -1, .mem_fd = -1 };
 	r->restored = cfg->restore != NULL;
 	if (cfg->snapshot_dir && !(r->log = snap_log_create())) {
@@ -404,7 +226,7 @@ int run_register_devices(struct run *r)
 	e = e ?: console_register(r->console, pio);
 	e = e ?: exitport_register(&r->hc, pio);
 	if (!e && r->lx) {
-		console_set_irq(r->console, on_irq, r, LINUX_COM1_IRQ);
+		console_set_irq(r->console, run_on_irq, r, LINUX_COM1_IRQ);
 		e = pc_devices_register(&r->pc, &r->hc, pio);
 	}
 	return e;
@@ -428,32 +250,6 @@ static int check_guest_args(struct run *r)
 	return 0;
 }
 
-/* A Linux guest: the kernel and initrd read and checked, the VM made a PC. */
-static int read_linux(struct run *r)
-{
-	const struct vm_config *cfg = &r->cfg->vm;
-	struct vm_pc_entry entry;
-	char err[768];
-	int e;
-
-	r->lx = calloc(1, sizeof(*r->lx));
-	if (!r->lx)
-		return setup_fail(r, END_HOST_ERROR, "out of memory");
-	e = linux_boot_read(r->lx, cfg->kernel_path, cfg->initrd_path, cfg->cmdline,
-			    cfg->guest_argc, cfg->guest_argv, cfg->mem_bytes, cfg->vcpus,
-			    err, sizeof(err));
-	if (e)
-		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE, "%s",
-				  err);
-	linux_boot_entry(r->lx, &entry);
-	vm_set_pc(r->vm, &entry);
-	if (!r->cfg->quiet)
-		printf("linux guest: %s, boot protocol %u.%02u; command line: %s\n",
-		       r->lx->k.release, r->lx->k.version >> 8, r->lx->k.version & 0xff,
-		       r->lx->cmdline);
-	return 0;
-}
-
 /* Read and check the image before anything else: a bad path costs no KVM setup. */
 static int read_guest(struct run *r)
 {
@@ -463,7 +259,7 @@ static int read_guest(struct run *r)
 	int e;
 
 	if (cfg->kernel_path)
-		return read_linux(r);
+		return run_read_linux(r);
 	e = loader_read(cfg->guest_path, &r->image, &r->image_len, err, sizeof(err));
 
 	if (e)
@@ -519,35 +315,6 @@ static void place_guest(struct run *r)
 	timeline_mark(r->tl, PHASE_GUEST_LOADED);
 }
 
-/* --restore: no image is read; the VM is the snapshot's guest, of its ABI. */
-static void restore_image(struct run *r)
-{
-	const struct snap_header *h = r->cfg->restore->v.hdr;
-	struct mvm_image_header hdr = { .magic = MVM_IMAGE_MAGIC,
-					.abi_version = h->abi_version,
-					.max_vcpus = h->nvcpus,
-					.load_gpa = MVM_LOAD_GPA };
-
-	vm_set_image(r->vm, &hdr);
-}
-
-/* --snapshot: the image can ask (ABI 5), and the directory can be written, before KVM. */
-static int begin_snapshot(struct run *r)
-{
-	char err[2 * MM_PATH_BYTES];
-	int e;
-
-	if (vm_image_abi(r->vm) < SNAP_MIN_ABI)
-		return setup_fail(
-			r, END_USAGE,
-			"--snapshot: %s is built for ABI %u, whose guest cannot ask for a snapshot (ABI %d): rebuild it against this minivmm's include/minivmm_abi.h",
-			r->cfg->vm.guest_path, vm_image_abi(r->vm), SNAP_MIN_ABI);
-	e = snap_dir_begin(&r->dir, r->cfg->snapshot_dir, err, sizeof(err));
-	if (e)
-		return setup_fail(r, END_USAGE, "%s", err);
-	return 0;
-}
-
 static int plan_paging(struct run *r)
 {
 	char err[768];
@@ -572,13 +339,13 @@ static int setup(struct run *r)
 
 	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
 	if (r->restored) {
-		restore_image(r);
+		run_restore_image(r);
 	} else {
 		if (check_guest_args(r) || read_guest(r))
 			return -1;
 		timeline_mark(r->tl, PHASE_IMAGE_READ);
 	}
-	if (r->cfg->snapshot_dir && begin_snapshot(r))
+	if (r->cfg->snapshot_dir && run_begin_snapshot(r))
 		return -1;
 	/* Before KVM: a process that may not use userfaultfd learns it first. */
 	if (plan_paging(r))
@@ -595,7 +362,7 @@ static int setup(struct run *r)
 	platform_detect(vm);
 	if (r->o.verbose)
 		platform_print(plat, stdout);
-	if (r->lx && linux_refused(r, plat))
+	if (r->lx && run_linux_refused(r, plat))
 		return -1;
 	if (cfg->vcpus > (unsigned)plat->max_vcpus)
 		return setup_fail(
@@ -742,7 +509,7 @@ static void main_thread_ready(struct run *r)
 	 * Every thread exists now: the main thread's filter allows no more.
 	 * --snapshot: the main thread writes the snapshot (its files, the
 	 * vCPUs' state) and restarts the vCPU threads after it: its filter
-	 * waits until then (save_snapshot); the vCPU threads, which run the
+	 * waits until then (run_to_end); the vCPU threads, which run the
 	 * guest, are filtered from the start.
 	 */
 	if (!r->cfg->no_sandbox && r->o.sandbox_main && !r->cfg->snapshot_dir)
@@ -785,129 +552,43 @@ static void output_check(void *cookie)
 				  i ? "the JSON on stdout" : "stdout");
 }
 
-/*
- * --snapshot: the run paused where the guest asked (every vCPU thread
- * joined). Save it; --snapshot-continue: the guest reads MVM_SNAP_TAKEN
- * and runs on, on new vCPU threads, until its end. A failed snapshot ends
- * the run (exit 3; 2 for a place that cannot be written), leaving nothing
- * that looks like one.
- */
-static void save_snapshot(struct run *r, double deadline, double timeout)
+/* --snapshot: a run paused where its guest asked is saved; --snapshot-continue runs on. */
+static void run_to_end(struct run *r, double deadline, double timeout)
 {
-	struct guest_ram *ram = vm_ram(r->vm);
-	struct snap_save_in in = { .log = r->log,
-				   .console = r->console,
-				   .req = &r->snap_req,
-				   .result_gpa = r->snap_result_gpa,
-				   .backing = r->cfg->vm.backing->name,
-				   .page_bytes = r->cfg->vm.backing->page_bytes,
-				   .guest_argc = r->cfg->vm.guest_argc,
-				   .guest_argv = r->cfg->vm.guest_argv,
-				   .image = r->cfg->vm.guest_path };
-	uint32_t taken = MVM_SNAP_TAKEN;
-	char err[1024];
-	int e;
-
-	for (unsigned i = 0; i < vm_nvcpus(r->vm); i++)
-		console_flush(r->console, i);
-	e = snapshot_save(r->vm, &in, &r->dir, &r->snap, err, sizeof(err));
-	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
-	if (e) {
-		vm_resume_after_pause(r->vm);
-		vm_finish(r->vm, END_HOST_ERROR, 0, "%s%s", err,
-			  e == -ENOSPC
-				  ? " (the file system is full: no snapshot was left)"
-				  : "");
+	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
+	if (!vm_paused(r->vm) || !run_save_snapshot(r))
 		return;
-	}
-	timeline_mark(r->tl, PHASE_SNAPSHOT_SAVED);
-	if (!r->cfg->quiet)
-		snapshot_print(&r->snap, stdout);
-	if (!r->cfg->snapshot_continue)
-		return;
-	memcpy(mm_gpa_to_hva(ram, r->snap_result_gpa, sizeof(taken)), &taken,
-	       sizeof(taken));
-	vm_resume_after_pause(r->vm);
-	vm_start_vcpus(r->vm);
 	/* The snapshot is written and every thread exists again: the main thread's filter now. */
 	if (!r->cfg->no_sandbox && r->o.sandbox_main)
 		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
 	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
 }
 
-static void run_to_end(struct run *r, double deadline, double timeout)
-{
-	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
-	if (vm_paused(r->vm))
-		save_snapshot(r, deadline, timeout);
-}
-
 /*
- * --restore: the vCPUs exist; each gets its saved state, the restore mode
- * makes RAM hold the memory file's content (now, or on demand), the
- * records the guest had sent go in again, and the guest resumes where it
- * asked for the snapshot.
+ * --restore: the vCPUs exist; each gets its saved state, the records the
+ * guest had sent go in again, the restore mode makes RAM hold the memory
+ * file's content (now, or on demand), and the guest resumes where it asked
+ * for the snapshot (run_snapshot.c holds the steps).
  */
 static void restore_guest(struct run *r, double deadline, double timeout)
 {
 	const struct snapshot *s = r->cfg->restore;
-	const struct restore_mode *m = r->cfg->restore_mode;
-	char err[1024] = "";
-	size_t n = 0;
-	double t0;
-	int e;
 
-	r->rf.mode = m->name;
-	r->rf.dir = s->dir;
-	e = snapshot_set_vcpus(r->vm, s, &r->rf, err, sizeof(err));
-	if (e) {
-		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s: %s", s->dir, err);
+	if (run_restore_vcpus(r))
 		return;
-	}
 	r->replaying = 1;
 	for (size_t i = 0; i < s->v.nbatches && !vm_stopping(r->vm); i++)
 		on_records(r, s->v.batches[i].kind, s->v.batches[i].recs,
 			   s->v.batches[i].count);
 	r->replaying = 0;
-	timeline_mark(r->tl, PHASE_STATE_LOADED);
-	t0 = now_s();
-	e = mm_memfile_extents(s->mem_fd, s->mem_bytes, &r->extents, &n, err,
-			       sizeof(err));
-	r->rc = (struct restore_ctx){ .vm = r->vm,
-				      .ram = vm_ram(r->vm),
-				      .mem_fd = s->mem_fd,
-				      .dir = s->dir,
-				      .file_bytes = s->mem_bytes,
-				      .extents = r->extents,
-				      .nextents = n,
-				      .tl = r->tl,
-				      .sandbox = !r->cfg->no_sandbox,
-				      .cfg = &r->cfg->vm,
-				      .paging = &r->paging,
-				      .quiet = r->cfg->quiet,
-				      .err = err,
-				      .errlen = sizeof(err) };
-	for (size_t i = 0; i < n; i++)
-		r->rc.data_bytes += r->extents[i].bytes;
-	r->rf.data_bytes = r->rc.data_bytes;
-	r->rf.extents = n;
-	e = e ?: m->prepare(&r->rc);
-	r->rf.memory_s = now_s() - t0;
-	if (e) {
-		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s (mode %s): %s", s->dir,
-			  m->name, err);
+	if (run_restore_memory(r))
 		return;
-	}
-	timeline_mark(r->tl, PHASE_MEMORY_READY);
 	vm_start_vcpus(r->vm);
-	if (m->resumed && (e = m->resumed(&r->rc)))
-		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s (mode %s): %s", s->dir,
-			  m->name, err);
+	run_restore_resumed(r);
 	wait_guest_settled(r, deadline, timeout);
 	main_thread_ready(r);
 	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
-	if (m->finish)
-		m->finish(&r->rc);
+	run_restore_finish(r);
 }
 
 static void run_guest(struct run *r)

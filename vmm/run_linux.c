@@ -1,0 +1,128 @@
+/* One run's Linux guest (--kernel, a PC): its kernel read and checked, its devices' calls, its end. */
+#include "run_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The boot timer: /init's first write (the kernel's boot is over). */
+void run_on_init_start(void *cookie, unsigned vcpu)
+{
+	struct run *r = cookie;
+
+	(void)vcpu;
+	timeline_mark(r->tl, PHASE_INIT_START);
+}
+
+/* COM1's interrupt line (IRQ 4) for a Linux guest. */
+void run_on_irq(void *cookie, unsigned line, int level)
+{
+	struct run *r = cookie;
+
+	vm_irq_line(r->vm, line, level);
+}
+
+#define PANIC_TAIL_BYTES 2048
+#define PANIC_LINES	 3 /* console lines after the panic's own in the message */
+
+/*
+ * A Linux guest reset the machine (i8042, triple fault): after a "Kernel
+ * panic" line on its console it panicked (exit 4, with the panic's last
+ * lines); otherwise it rebooted itself, the end of its run.
+ */
+void run_guest_reset(struct run *r, unsigned vcpu, const char *why, int crashed)
+{
+	char tail[PANIC_TAIL_BYTES + 1], *panic, *last;
+	size_t n;
+	int lines = 0;
+
+	console_flush(r->console, vcpu);
+	n = console_tail(r->console, tail, PANIC_TAIL_BYTES);
+	tail[n] = '\0';
+	panic = strstr(tail, "Kernel panic");
+	if (panic) {
+		/* The panic's own line, then the last lines after it (the trace's end). */
+		char *eol = strchr(panic, '\n'), *rest = tail + n;
+
+		if (eol) {
+			*eol++ = '\0';
+			for (last = tail + n; last > eol; last--)
+				if (last[-1] == '\n' && ++lines > PANIC_LINES)
+					break;
+			rest = last;
+		}
+		for (char *c = rest; *c; c++)
+			if (*c == '\n')
+				*c = '|';
+		vm_finish(r->vm, END_GUEST_PANIC, 0,
+			  "guest kernel panicked (vCPU %u, then %s): %s%s%s", vcpu, why,
+			  panic, *rest ? " ... " : "", rest);
+	} else if (crashed) {
+		vm_finish(r->vm, END_GUEST_CRASH, 0,
+			  "guest crashed on vCPU %u: %s, with no panic on its console%s",
+			  vcpu, why,
+			  timeline_time(r->tl, PHASE_INIT_START) > 0
+				  ? ""
+				  : " (before /init started)");
+	} else {
+		vm_finish(
+			r->vm, END_GUEST_RESET, 0,
+			"guest reset the machine (vCPU %u: %s) without reporting an exit status",
+			vcpu, why);
+	}
+}
+
+void run_on_reset(void *cookie, unsigned vcpu, const char *why)
+{
+	run_guest_reset(cookie, vcpu, why, 0);
+}
+
+/*
+ * A Linux guest on PVM: its kernel code is emulated, about 1.2 M
+ * instructions/s here, and Debian's kernel does not get past its
+ * decompressor (a BMI2 instruction the emulator cannot decode). Refused (exit 3) with the
+ * rig line that runs the same command on an emulated AMD KVM, unless
+ * --kernel-anyway.
+ */
+int run_linux_refused(struct run *r, const struct platform *plat)
+{
+	const char *words[r->cfg->argc > 1 ? r->cfg->argc : 1];
+	char line[1024];
+	int n = 0;
+
+	if (strcmp(plat->kvm, "pvm") || r->cfg->vm.kernel_anyway)
+		return 0;
+	for (int i = 1; i < r->cfg->argc; i++)
+		words[n++] = r->cfg->argv[i];
+	setup_fail(
+		r, END_PLATFORM,
+		"--kernel: this /dev/kvm is PVM, where guest kernel code is emulated (about 1.2 M instructions/s) and Debian's 6.12 kernel stops in its decompressor (an emulation failure on a BMI2 instruction KVM's emulator cannot decode). Run the same line on an emulated AMD KVM with nested paging: make rig RIG=tdp ARGS='%s'; or add --kernel-anyway to try it here",
+		suggest_cmdline(line, sizeof(line), words, n));
+	return 1;
+}
+
+/* A Linux guest: the kernel and initrd read and checked, the VM made a PC. */
+int run_read_linux(struct run *r)
+{
+	const struct vm_config *cfg = &r->cfg->vm;
+	struct vm_pc_entry entry;
+	char err[768];
+	int e;
+
+	r->lx = calloc(1, sizeof(*r->lx));
+	if (!r->lx)
+		return setup_fail(r, END_HOST_ERROR, "out of memory");
+	e = linux_boot_read(r->lx, cfg->kernel_path, cfg->initrd_path, cfg->cmdline,
+			    cfg->guest_argc, cfg->guest_argv, cfg->mem_bytes, cfg->vcpus,
+			    err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -ENOEXEC ? END_NOT_A_GUEST : END_USAGE, "%s",
+				  err);
+	linux_boot_entry(r->lx, &entry);
+	vm_set_pc(r->vm, &entry);
+	if (!r->cfg->quiet)
+		printf("linux guest: %s, boot protocol %u.%02u; command line: %s\n",
+		       r->lx->k.release, r->lx->k.version >> 8, r->lx->k.version & 0xff,
+		       r->lx->cmdline);
+	return 0;
+}
