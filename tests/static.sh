@@ -118,6 +118,9 @@ edit vmm/run.c 's/#include "run_internal.h"\n/#include "run_internal.h"\n#includ
 fresh
 edit vmm/modes.c 's/#include "app.h"\n/#include "app.h"\n#include "run_internal.h"\n/' &&
 	caught layering-catches-run-internal 'vmm/modes.c includes "run_internal.h", which is private to vmm/run*.c'
+fresh
+edit vmm/run.c 's/#include "run_internal.h"\n/#include "run_internal.h"\n#include "options_internal.h"\n/' &&
+	caught layering-catches-options-internal 'vmm/run.c includes "options_internal.h", which is private to vmm/options*.c'
 
 # --- calls: no circle, no arrow upwards (tests/static/calls, on the built objects) ---
 if ./tests/static/calls >"$S/calls.log" 2>&1; then pass calls; else fail calls "$(cat "$S/calls.log")"; fi
