@@ -35,7 +35,8 @@ static inline int bad(const char *fmt, ...)
  * The multiple of unit nearest bytes from below (up: from above, and never
  * below the minimum) as --mem writes it: "64M", "2G". buf.
  */
-static inline const char *mem_arg(char *buf, size_t len, uint64_t bytes, uint64_t unit, int up)
+static inline const char *mem_arg(char *buf, size_t len, uint64_t bytes, uint64_t unit,
+				  int up)
 {
 	uint64_t v = bytes / unit * unit + (up && bytes % unit ? unit : 0);
 
