@@ -76,7 +76,7 @@ const struct restore_mode restore_modes[] = {
 	  NULL,
 	  restore_replay,
 	  NULL,
-	  restore_replay_finish },
+	  NULL },
 	{ "minor",
 	  { "the file on tmpfs/hugetlbfs mapped private, first touches",
 	    "as minor faults mapped by UFFDIO_CONTINUE (FaaSnap)" },

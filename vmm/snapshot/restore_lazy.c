@@ -68,13 +68,9 @@ int restore_replay(struct restore_ctx *ctx)
 		if (!ctx->quiet)
 			printf("restore: replay: no recording in %s yet: this run is a uffd restore that records its first touches to %s (the next replay fetches them first)\n",
 			       ctx->dir, path);
-		/* The pager keeps the path until it writes the record: a copy of its own. */
-		ctx->priv = strdup(path);
-		if (!ctx->priv) {
-			snprintf(ctx->err, ctx->errlen, "--restore: out of memory");
-			return -ENOMEM;
-		}
-		return start_pager(ctx, 0, ctx->priv, &pg);
+		/* The pager writes the record at the run's end and the report names it: the run's copy. */
+		snprintf(ctx->recording, sizeof(ctx->recording), "%s", path);
+		return start_pager(ctx, 0, ctx->recording, &pg);
 	}
 	r = touch_order_read(path, ctx->ram->size, &o, why, sizeof(why));
 	if (r) {
@@ -91,12 +87,6 @@ int restore_replay(struct restore_ctx *ctx)
 		       (unsigned long long)o.pages, o.nranges, path);
 	touch_order_free(&o);
 	return r;
-}
-
-void restore_replay_finish(struct restore_ctx *ctx)
-{
-	free(ctx->priv);
-	ctx->priv = NULL;
 }
 
 /* minor: the file mapped private (as the private mode maps it), first touches as minor faults. */

@@ -15,6 +15,7 @@
  * May include: vmm/snapshot/, vmm/measure/, vmm/machine/, devices/, mm/, include/.
  */
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -248,6 +249,8 @@ struct restore_ctx {
 	int quiet;	 /* -q: a mode prints nothing of its own */
 	char *err;	 /* where a mode says what went wrong */
 	size_t errlen;
+	/* replay's recording, written when the run ends: the pager and the report read it until then. */
+	char recording[PATH_MAX];
 };
 
 /* What a mode needs of the platform, checked before anything runs (exit 3 if absent). */
@@ -303,8 +306,7 @@ int restore_private(struct restore_ctx *ctx); /* map the file MAP_PRIVATE over R
 #define SNAP_TOUCH_FILE "touch-order"
 int restore_uffd(struct restore_ctx *ctx); /* each first touch from the file */
 int restore_background_resumed(struct restore_ctx *ctx); /* fillers beside the guest */
-int restore_replay(struct restore_ctx *ctx); /* the recorded working set first */
-void restore_replay_finish(struct restore_ctx *ctx);
+int restore_replay(struct restore_ctx *ctx);   /* the recorded working set first */
 int restore_minor(struct restore_ctx *ctx);    /* private + MINOR faults (tmpfs) */
 int restore_populate(struct restore_ctx *ctx); /* private + populate (+ prefault) */
 
