@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		i += strlen(buf + i) + 1;
 	}
 	argv[argc] = NULL;
-	if (options_parse(argc, argv, &cfg) == 0) {
+	/* With --restore the guest, its RAM and vCPUs come from the snapshot, read after parsing. */
+	if (options_parse(argc, argv, &cfg) == 0 && !cfg.restore_dir) {
 		if (!cfg.vm.guest_path || cfg.vm.vcpus == 0 ||
 		    cfg.vm.mem_bytes < MVM_MIN_MEM_BYTES ||
 		    cfg.vm.mem_bytes % MVM_RAM_ALIGN_BYTES || !cfg.vm.backing)
