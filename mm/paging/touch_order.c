@@ -22,18 +22,8 @@ struct out {
 
 static void flush_out(struct out *o)
 {
-	size_t at = 0;
-
-	while (!o->err && at < o->n) {
-		ssize_t w = write(o->fd, o->buf + at, o->n - at);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			o->err = w < 0 ? -errno : -EIO;
-		else
-			at += (size_t)w;
-	}
+	if (!o->err)
+		o->err = mm_write_all(o->fd, o->buf, o->n);
 	o->n = 0;
 }
 
