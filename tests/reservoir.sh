@@ -125,13 +125,22 @@ else
 	expect memfile-readonly 3 'cannot open it for writing: Read-only file system' '' -- \
 		$MINIVMM --mem 64M --mem-path "$T/ram" $GUEST -- exit 0
 	mount -o remount,rw "$T"
-	# A file on a disk file system: refused unless asked, then a warning.
-	truncate -s 32M "$RV/disk"
+	# A file on a disk file system: refused unless asked, then a warning. In
+	# the emulated host the tree is 9p, whose files back no shared writable
+	# mapping: there the disk is an ext4 of the tier's own, on a loop device.
+	DK=$RV
+	if [ "$(stat -f -c %T "$RV")" = v9fs ]; then
+		DK=$RV/ext4
+		truncate -s 64M /tmp/minivmm-ext4.img && mkfs.ext4 -q -F /tmp/minivmm-ext4.img &&
+			mkdir -p "$DK" && mount -o loop /tmp/minivmm-ext4.img "$DK" && rv_mounts="$DK $rv_mounts" ||
+			fail memfile-disk-setup "no ext4 on a loop device in $DK"
+	fi
+	truncate -s 32M "$DK/disk"
 	expect memfile-disk 2 'not hugetlbfs or tmpfs: its pages would be a disk.s page cache.*--mem-any-fs' '' -- \
-		$MINIVMM --mem 32M --mem-path "$RV/disk" $GUEST -- exit 0
+		$MINIVMM --mem 32M --mem-path "$DK/disk" $GUEST -- exit 0
 	expect memfile-disk-asked 0 'WARNING: --mem-any-fs' '' -- \
-		$MINIVMM --mem 32M --mem-path "$RV/disk" --mem-any-fs $GUEST -- exit 0
-	rm -f "$RV/disk"
+		$MINIVMM --mem 32M --mem-path "$DK/disk" --mem-any-fs $GUEST -- exit 0
+	rm -f "$DK/disk"
 
 	# --- hugetlbfs ---------------------------------------------------------------
 	H=$RV/huge

@@ -1,4 +1,8 @@
 # Tests, included by the Makefile. `make test` builds and runs every tier.
+# What boots guests runs here where this machine's /dev/kvm opens, and in the
+# emulated KVM host (scripts/emu-host) where it does not (tests/kvm-where);
+# tests/run splits the suite itself.
+EMU = $(if $(filter native:%,$(shell tests/kvm-where)),,scripts/emu-host --)
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNIT_OBJ   := $(UNIT_SRC:%.c=build/host/%.o)
 TEST_GUEST_SRC := $(wildcard tests/guests/*.S)
@@ -97,14 +101,15 @@ test: test-build
 # make lab-check: every command of the lab (docs/lab/) and every relation its
 # answers state (tests/lab-check).
 lab-check: test-build
-	@./tests/lab-check
+	@$(EMU) ./tests/lab-check
 
 # make test-campaign: a campaign run for real by a throwaway single-node Slurm
 # cluster and by GNU parallel (here and over ssh to a loopback sshd), merged
 # and compared; killed part way and finished by running it again
 # (tests/campaign/run; installs parallel, slurm-wlm, munge, openssh-server).
 test-campaign: all
-	@./tests/campaign/run
+	@./scripts/install-deps --campaign
+	@$(EMU) ./tests/campaign/run
 
 .PHONY: test-build test-tdp test-vmx rig lab-check test-campaign
 
@@ -150,7 +155,7 @@ fuzz: fuzz-build build/san/minivmm tests/bin/fuzz.raw
 		grep -E 'stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$t.log | \
 			sed "s/^/fuzz: $$t /"; \
 	done; echo "fuzz: all targets ran clean"
-	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
+	@$(EMU) ./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
 
 .PHONY: fuzz fuzz-build
 
@@ -192,6 +197,6 @@ build/san/obj/gen/sandbox_bpf.o: build/san/gen/sandbox_bpf.c
 	$(Q)$(CC) $(HOST_CFLAGS) $(SAN_CFLAGS) $(INC_vmm_machine) -c -o $@ $<
 
 fuzz-guest: build/san/minivmm tests/bin/fuzz.raw
-	@./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
+	@$(EMU) ./tests/fuzz/guest-fuzz --seconds $(GUEST_FUZZ_SECONDS) --minivmm build/san/minivmm
 
 .PHONY: fuzz-guest
