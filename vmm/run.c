@@ -721,7 +721,8 @@ void run_report(struct run *r, int status, int timeline)
 		fflush(stdout);
 	}
 	ending_print(&v, status, r->o.verbose, timeline);
-	if (r->lx && !r->cfg->quiet) {
+	/* A kernel that never got a vCPU (no KVM, a failed setup) has no boot to tell of. */
+	if (r->lx && !r->cfg->quiet && __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE)) {
 		double exec = timeline_time(r->tl, PHASE_EXEC),
 		       entry = timeline_time(r->tl, PHASE_GUEST_ENTRY),
 		       init = timeline_time(r->tl, PHASE_INIT_START);
