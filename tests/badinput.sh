@@ -100,7 +100,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 	expect no-dev-kvm-compare 3 "$no_kvm_why.*scripts/emu-host --mem 6144 -- [^ ]*minivmm -q -o [^ ]*no-dev-kvm-compare.json --compare --mem 4G $GUEST\$" '' -- \
 		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM -q -o $OUT/no-dev-kvm-compare.json --compare --mem 4G $GUEST"
 	jq_true no-dev-kvm-results "$OUT/no-dev-kvm-compare.json" \
-		'.exit.status == 3 and .exit.reason == "host-error" and (.exit.message | test("scripts/emu-host --mem 6144 -- ")) and (.runs[0].platform.kvm == "")'
+		'.exit.status == 3 and .exit.reason == "host-error" and (.exit.message | test("scripts/emu-host --mem 6144 -- ")) and (.runs[0].platform.kvm == "") and (.runs[0].platform.paging == "none")'
 else
 	skip no-dev-kvm "needs root and unshare"
 fi
