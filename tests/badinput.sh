@@ -101,6 +101,15 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM -q -o $OUT/no-dev-kvm-compare.json --compare --mem 4G $GUEST"
 	jq_true no-dev-kvm-results "$OUT/no-dev-kvm-compare.json" \
 		'.exit.status == 3 and .exit.reason == "host-error" and (.exit.message | test("scripts/emu-host --mem 6144 -- ")) and (.runs[0].platform.kvm == "") and (.runs[0].platform.paging == "none")'
+	# The tools that run guests say the same (scripts/need-kvm), with their own line.
+	expect need-kvm-says-why 3 "^tool: $no_kvm_why" '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && exec scripts/need-kvm tool --mem 99 -- bench/x 'a b'"
+	if grep -q "^tool: run it in an emulated KVM host: scripts/emu-host --mem 99 -- bench/x 'a b'" "$OUT/need-kvm-says-why.err" &&
+		! grep -q 'Run the same line' "$OUT/need-kvm-says-why.err"; then
+		pass need-kvm-emu-line
+	else
+		fail need-kvm-emu-line "$(cat "$OUT/need-kvm-says-why.err")"
+	fi
 else
 	skip no-dev-kvm "needs root and unshare"
 fi
