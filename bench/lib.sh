@@ -1,5 +1,6 @@
 # bench/lib.sh: what every bench script shares. Source it after `set -euo pipefail`:
 #   bench_need / bench_need_check   say which Debian packages are missing; install nothing
+#   bench_need_kvm                  a /dev/kvm to open, or why not (minivmm's words) and the emu-host line
 #   bench_on_exit                   cleanups run on exit, on error and on Ctrl-C
 #   bench_knob_set / _restore       change a sysfs knob; the original comes back on exit
 #   bench_order / bench_order_seq   the run order: ABBA for two, a Williams design for more
@@ -12,6 +13,7 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(dirname "$BENCH_DIR")
 BENCH_START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 BENCH_CMDLINE="$(basename "$0")${*:+ $*}"
+BENCH_ARGV=("$@")
 
 # --- cleanups: LIFO, run once, whatever ends the script -------------------------
 _bench_cleanups=()
@@ -38,6 +40,18 @@ bench_need_check() {
 	echo "$(basename "$0"): missing Debian packages: ${pkgs% }" >&2
 	echo "  install them with: apt-get install ${pkgs% }" >&2
 	exit 1
+}
+
+# --- KVM: a /dev/kvm to open, or why not and the emulated host's line -----------------
+# bench_need_kvm [GUEST-RAM]: exit 1 after saying why, in minivmm's words, and how
+# to run the same bench in an emulated KVM host (scripts/need-kvm); for guests of
+# more than 1G (GUEST-RAM: 4G, 512M) with that RAM and 2 GiB (minivmm's rule).
+bench_need_kvm() {
+	local mib emu=()
+	mib=$(($(numfmt --from=iec "${1:-0}" 2>/dev/null || echo 0) / 1048576))
+	[ "$mib" -le 1024 ] || emu=(--mem $((mib + 2048)))
+	"$REPO_DIR/scripts/need-kvm" "$(basename "$0")" "${emu[@]}" -- "bench/$(basename "$0")" "${BENCH_ARGV[@]}" ||
+		exit 1
 }
 
 # --- sysfs knobs: set for a measurement, restored on any exit ------------------------

@@ -85,9 +85,31 @@ expect guest-args-too-long 2 'guest arguments' '' -- \
 expect help 0 '' '^Exit status' -- $MINIVMM --help
 expect version 0 '' '^minivmm [0-9.]+ \(guest ABI 5\)$' -- $MINIVMM --version
 # No /dev/kvm: hide it in a private mount namespace (needs root and unshare).
+# One line says why, read from the machine (a KVM host: the kernel's device
+# has no node here; this kernel or CPU has no KVM), and the line that runs
+# the same command in an emulated KVM host.
+no_kvm_why='KVM: open /dev/kvm: No such file or directory: (the kernel has (a )?KVM|this kernel has no KVM|this CPU has neither vmx nor svm)'
+no_kvm_emu='\. Run the same line in an emulated KVM host(, from a minivmm checkout)?: ([^ ]*/)?scripts/emu-host -- [^ ]*minivmm'
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
-	expect no-dev-kvm 3 'KVM: open /dev/kvm: No such file or directory' '' -- \
-		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM --mem 64M $GUEST"
+	expect no-dev-kvm 3 "$no_kvm_why.*$no_kvm_emu --mem 64M $GUEST -- hello 'a b'\$" '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM --mem 64M $GUEST -- hello 'a b'"
+	[ "$(wc -l <"$OUT/no-dev-kvm.err")" = 1 ] && pass no-dev-kvm-one-line ||
+		fail no-dev-kvm-one-line "$(cat "$OUT/no-dev-kvm.err")"
+	# Above 1 GiB of guest RAM the emulated host is asked for it and 2 GiB more;
+	# --compare names no mode (none could run); the results file says the same.
+	expect no-dev-kvm-compare 3 "$no_kvm_why.*scripts/emu-host --mem 6144 -- [^ ]*minivmm -q -o [^ ]*no-dev-kvm-compare.json --compare --mem 4G $GUEST\$" '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM -q -o $OUT/no-dev-kvm-compare.json --compare --mem 4G $GUEST"
+	jq_true no-dev-kvm-results "$OUT/no-dev-kvm-compare.json" \
+		'.exit.status == 3 and .exit.reason == "host-error" and (.exit.message | test("scripts/emu-host --mem 6144 -- ")) and (.runs[0].platform.kvm == "") and (.runs[0].platform.paging == "none")'
+	# The tools that run guests say the same (scripts/need-kvm), with their own line.
+	expect need-kvm-says-why 3 "^tool: $no_kvm_why" '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && exec scripts/need-kvm tool --mem 99 -- bench/x 'a b'"
+	if grep -q "^tool: run it in an emulated KVM host: scripts/emu-host --mem 99 -- bench/x 'a b'" "$OUT/need-kvm-says-why.err" &&
+		! grep -q 'Run the same line' "$OUT/need-kvm-says-why.err"; then
+		pass need-kvm-emu-line
+	else
+		fail need-kvm-emu-line "$(cat "$OUT/need-kvm-says-why.err")"
+	fi
 else
 	skip no-dev-kvm "needs root and unshare"
 fi
@@ -95,11 +117,15 @@ fi
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v unshare >/dev/null; then
 	skip kvm-permission "needs root, setpriv and unshare"
-elif $NOBODY test -w /dev/kvm; then
-	skip kvm-permission "everybody may open /dev/kvm here"
 else
-	expect kvm-permission 3 'KVM: open /dev/kvm: Permission denied: run minivmm as root' '' -- \
-		$NOBODY $MINIVMM --mem 64M $GUEST -- hello
+	if [ ! -e /dev/kvm ]; then
+		skip kvm-permission "no /dev/kvm here (kvm-permission-group makes its own)"
+	elif $NOBODY test -w /dev/kvm; then
+		skip kvm-permission "everybody may open /dev/kvm here"
+	else
+		expect kvm-permission 3 'KVM: open /dev/kvm: Permission denied: run minivmm as root' '' -- \
+			$NOBODY $MINIVMM --mem 64M $GUEST -- hello
+	fi
 	# A device node of a group's own (Debian: kvm, 0660), in a private /dev.
 	expect kvm-permission-group 3 "Permission denied: run minivmm as root, or as a member of its group 'disk' \(usermod -aG disk USER" '' -- \
 		unshare -m sh -c "mount -t tmpfs none /dev && mknod -m 0660 /dev/kvm c 10 232 && chgrp disk /dev/kvm && exec $NOBODY $MINIVMM --mem 64M $GUEST -- hello"

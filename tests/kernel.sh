@@ -58,6 +58,18 @@ expect kernel-eager-touch 2 '--eager=touch is the minivmm guest.s' '' -- \
 	$MINIVMM --kernel "$K/zp.bz" --eager=touch --mem 64M
 expect kernel-initrd-alone 2 '--initrd is about a Linux guest: add --kernel FILE' '' -- \
 	$MINIVMM --initrd "$K/initrd.img" guest/guest.bin
+# No /dev/kvm (hidden in a private /dev): no guest ran, so no line tells how its boot went.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	expect kernel-no-kvm 3 'KVM: open /dev/kvm: No such file or directory: .*scripts/emu-host -- [^ ]*minivmm --kernel' '' -- \
+		unshare -m sh -c "mount -t tmpfs none /dev && exec $MINIVMM --kernel $K/zp.bz --mem 64M -- hello"
+	if grep -q 'init' "$OUT/kernel-no-kvm.out"; then
+		fail kernel-no-kvm-no-boot "stdout tells of a boot that never was: $(cat "$OUT/kernel-no-kvm.out")"
+	else
+		pass kernel-no-kvm-no-boot
+	fi
+else
+	skip kernel-no-kvm "needs root and unshare"
+fi
 # The platform: PVM refuses with exit 3 and the rig line for the same command.
 if [ -n "$any" ]; then
 	kx kernel-pvm-refused 3 "this /dev/kvm is PVM.*make rig RIG=tdp ARGS='-q -o [^ ]*kernel-pvm-refused.json --kernel [^ ]*zp.bz --mem 64M -- hello'; or add --kernel-anyway" -- \

@@ -113,6 +113,25 @@ const char *suggest_option(const char *typed, const char *const *names, unsigned
 const char *suggest_name(const char *typed, const char *const *names, unsigned n);
 /* words[0..n) as one shell command line, quoted where a shell needs it, in buf. */
 const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int n);
+/*
+ * The line that runs the minivmm command line words[0..n) (words[0]: minivmm
+ * as typed) in an emulated KVM host: "SCRIPT [--mem MEM_MIB] -- WORDS...",
+ * script being scripts/emu-host as the user would type it; with script NULL
+ * (minivmm is in no checkout that has one) the line is for a checkout's top:
+ * "scripts/emu-host ... -- ./minivmm WORDS[1..]". mem_mib 0: the emulated
+ * host's default RAM. buf, or NULL when the line does not fit in it.
+ */
+const char *suggest_emu_host(char *buf, size_t len, const char *script, unsigned mem_mib,
+			     const char *const *words, int n);
+
+/* ---- emu_host.c: where /dev/kvm is missing, the line that runs elsewhere -- */
+/*
+ * ". Run the same line in an emulated KVM host: LINE" for this command line
+ * (cfg->argv), to follow a message that says why this machine has no
+ * /dev/kvm; LINE is suggest_emu_host's with the scripts/emu-host beside this
+ * minivmm if there is one, and an emulated host's RAM to hold cfg's. In buf.
+ */
+const char *emu_host_hint(const struct config *cfg, char *buf, size_t len);
 
 /* ---- output.c: -o and --trace, written whole or not at all --------------- */
 

@@ -359,7 +359,7 @@ static int recorded(const struct experiment *x, unsigned i)
  */
 static int check_modes(const struct experiment *x, char *why, size_t len)
 {
-	char err[512], what[PATH_MAX + 96];
+	char err[KVM_ERR_BYTES], what[PATH_MAX + 96], hint[KVM_ERR_BYTES];
 
 	for (unsigned m = 0; m < x->nmodes + (unsigned)x->recording; m++) {
 		struct vm_config c = x->mode_cfg[m].vm;
@@ -383,7 +383,10 @@ static int check_modes(const struct experiment *x, char *why, size_t len)
 		e = vm_config_check(&c, err, sizeof(err));
 		if (!e)
 			continue;
-		if (m == x->nmodes)
+		if (kvm_missing(e)) /* no mode could run here: none is named */
+			snprintf(why, len, "KVM: %s%s", err,
+				 emu_host_hint(x->cfg, hint, sizeof(hint)));
+		else if (m == x->nmodes)
 			snprintf(
 				why, len,
 				"--compare: mode replay first records the guest's first-touch order (%s), which cannot run here, so no run was started: %s (or give --eager-order FILE)",
@@ -437,7 +440,7 @@ static int set_cache(const struct experiment *x, unsigned i)
 static int execute(struct experiment *x)
 {
 	int status = EXIT_GUEST_OK;
-	char why[768];
+	char why[VM_MESSAGE_BYTES];
 	int e = x->planned > 1 ? check_modes(x, why, sizeof(why)) : 0;
 
 	count_resources(x, 0);

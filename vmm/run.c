@@ -334,7 +334,7 @@ static int setup(struct run *r)
 	struct vm *vm = r->vm;
 	const struct platform *plat = vm_platform(vm);
 	struct guest_ram *ram;
-	char err[768];
+	char err[768], kvm_err[KVM_ERR_BYTES], hint[KVM_ERR_BYTES];
 	int e;
 
 	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
@@ -353,8 +353,11 @@ static int setup(struct run *r)
 	if (r->cfg->no_sandbox)
 		fprintf(stderr,
 			"minivmm: WARNING: --no-sandbox: no seccomp filters; a guest that subverts this process can make any system call\n");
-	if (kvm_open(vm, err, sizeof(err)))
-		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
+	e = kvm_open(vm, kvm_err, sizeof(kvm_err));
+	if (e)
+		return setup_fail(
+			r, END_HOST_ERROR, "KVM: %s%s", kvm_err,
+			kvm_missing(e) ? emu_host_hint(r->cfg, hint, sizeof(hint)) : "");
 	timeline_mark(r->tl, PHASE_KVM_OPEN);
 	if (kvm_create_vm(vm, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "KVM: %s", err);
@@ -718,7 +721,8 @@ void run_report(struct run *r, int status, int timeline)
 		fflush(stdout);
 	}
 	ending_print(&v, status, r->o.verbose, timeline);
-	if (r->lx && !r->cfg->quiet) {
+	/* A kernel that never got a vCPU (no KVM, a failed setup) has no boot to tell of. */
+	if (r->lx && !r->cfg->quiet && __atomic_load_n(&r->entered, __ATOMIC_ACQUIRE)) {
 		double exec = timeline_time(r->tl, PHASE_EXEC),
 		       entry = timeline_time(r->tl, PHASE_GUEST_ENTRY),
 		       init = timeline_time(r->tl, PHASE_INIT_START);

@@ -137,3 +137,25 @@ const char *suggest_cmdline(char *buf, size_t len, const char *const *words, int
 	}
 	return buf;
 }
+
+const char *suggest_emu_host(char *buf, size_t len, const char *script, unsigned mem_mib,
+			     const char *const *words, int n)
+{
+	const char *line[n + 5];
+	char mib[16];
+	int k = 0;
+
+	line[k++] = script ? script : "scripts/emu-host";
+	if (mem_mib) {
+		snprintf(mib, sizeof(mib), "%u", mem_mib);
+		line[k++] = "--mem";
+		line[k++] = mib;
+	}
+	line[k++] = "--";
+	line[k++] = script && n > 0 ? words[0] : "./minivmm";
+	for (int i = 1; i < n; i++)
+		line[k++] = words[i];
+	suggest_cmdline(buf, len, line, k);
+	/* Full to the last byte: maybe cut short, and a cut command line would run something else. */
+	return strlen(buf) + 1 < len ? buf : NULL;
+}

@@ -43,7 +43,7 @@ struct vm {
 	pthread_t main_thread;
 	enum run_end end; /* read without the lock by vm_stopping() */
 	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
-	char message[768];
+	char message[VM_MESSAGE_BYTES];
 	unsigned running;     /* vCPU threads still in their run loop */
 	uint64_t entry_flags; /* every vCPU's RCX at entry: MVM_ENTRY_* */
 	int pausing;	      /* vm_pause: the end is a pause for a snapshot (pause.c) */
@@ -53,8 +53,43 @@ struct vm {
 };
 
 /* kvm.c */
-/* Why /dev/kvm could not be opened (errno e), and what to do about it (root, its group). */
+/*
+ * Why /dev/kvm could not be opened (errno e), and what to do about it (root,
+ * its group; no KVM device, and why: the kernel, the CPU), in err.
+ */
 void kvm_open_failed(int e, char *err, size_t errlen);
+
+/* nokvm.c (pure) and nokvm_read.c: why this machine has no /dev/kvm to open. */
+struct kvm_facts {
+	int open_errno;	 /* open("/dev/kvm")'s */
+	char group[64];	 /* EACCES: the group that may open the node, "" when none */
+	int module;	 /* /sys/module/kvm: the kernel has KVM */
+	char vendor[16]; /* kvm_intel, kvm_amd or kvm_pvm when loaded, else "" */
+	int misc;	 /* /sys/class/misc/kvm: the kernel made the device */
+	char devno[16];	 /* its dev file, "10:232" ("" unread) */
+	int cpu_known;	 /* /proc/cpuinfo's flags were read: */
+	int vmx, svm, hypervisor;
+	char kmsg[224]; /* the kernel's last line from KVM (/dev/kmsg), "" when none */
+};
+enum kvm_absence {
+	KVM_ABSENT_PERMISSION, /* (d) the node is there; this user may not open it */
+	KVM_ABSENT_NODE,       /* the kernel made the device; this /dev has no node */
+	KVM_ABSENT_KERNEL,     /* (a) no KVM in the kernel (no /sys/module/kvm) */
+	KVM_ABSENT_UNBOUND,    /* (b) KVM in the kernel, no device: the kernel's reason */
+	KVM_ABSENT_CPU,	       /* (c) no vmx/svm, and no kvm_pvm to do without */
+	KVM_ABSENT_OTHER,      /* another open(2) error: its strerror only */
+};
+/* Which it is, and one message (no newline) saying so and what to do, in buf. */
+enum kvm_absence kvm_absence_explain(const struct kvm_facts *f, char *buf, size_t len);
+/*
+ * A /dev/kmsg record rec[0..n) ("PRI,SEQ,TS,FLAGS;TEXT\n..."): 1 with its
+ * text in out when KVM's modules printed it (kvm:, kvm_amd:, kvm-pvm: ...), else 0.
+ */
+int kmsg_kvm_line(const char *rec, size_t n, char *out, size_t len);
+/* A /proc/cpuinfo line: 1 when it was the flags line (vmx, svm, hypervisor set in f), else 0. */
+int cpuinfo_flags_parse(const char *line, struct kvm_facts *f);
+/* f filled from sysfs, /proc/cpuinfo and /dev/kmsg (non-blocking, bounded); what fails stays empty. */
+void kvm_facts_read(int open_errno, struct kvm_facts *f);
 /* Which KVM this is (pvm, vmx, svm) and whether it pages with EPT/NPT, from the modules. */
 void platform_kind(struct platform *p);
 

@@ -3,60 +3,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvm_compat.h"
 
-/*
- * The name of group gid from /etc/group, or NULL. Read by hand, not with
- * getgrgid(3): minivmm is linked statically, and glibc's NSS would load
- * shared libraries of its own version at run time to answer.
- */
-static const char *group_name(gid_t gid, char *buf, size_t len)
-{
-	FILE *f = fopen("/etc/group", "re");
-	const char *found = NULL;
-
-	while (f && !found && fgets(buf, (int)len, f)) {
-		char *name = strtok(buf, ":\n"), *pw = strtok(NULL, ":\n"),
-		     *id = strtok(NULL, ":\n");
-
-		if (name && pw && id && strtoul(id, NULL, 10) == gid)
-			found = name;
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
-/* Why /dev/kvm could not be opened, and what to do about it. */
 void kvm_open_failed(int e, char *err, size_t errlen)
 {
-	struct stat st;
-	char line[512];
-	const char *g = NULL;
+	struct kvm_facts f;
 
-	if (e != EACCES && e != EPERM) {
-		snprintf(err, errlen, "open /dev/kvm: %s%s", strerror(e),
-			 e == ENOENT ? " (is the kvm module loaded?)" : "");
-		return;
-	}
-	if (stat("/dev/kvm", &st) == 0 && (st.st_mode & 0060) == 0060 && st.st_gid != 0)
-		g = group_name(st.st_gid, line, sizeof(line));
-	if (g)
-		snprintf(
-			err, errlen,
-			"open /dev/kvm: %s: run minivmm as root, or as a member of its group '%s' (usermod -aG %s USER, then log in again)",
-			strerror(e), g, g);
-	else
-		snprintf(
-			err, errlen,
-			"open /dev/kvm: %s: run minivmm as root; here no group may open /dev/kvm (Debian's udev rule gives it to the group 'kvm', mode 0660: then join that group)",
-			strerror(e));
+	kvm_facts_read(e, &f);
+	kvm_absence_explain(&f, err, errlen);
 }
 
 int kvm_open(struct vm *vm, char *err, size_t errlen)

@@ -8,6 +8,7 @@
  * May include: machine/, devices/, mm/, include/.
  */
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -253,8 +254,17 @@ int vm_irq_line(struct vm *vm, unsigned irq, int level);
  * caller's thread its main thread. NULL when out of memory; vm_free() it.
  */
 struct vm *vm_new(int strict_io, int raw, const struct vm_hooks *hooks);
-/* Open /dev/kvm (and check its API) / create the VM. 0 or -errno with err set. */
+/*
+ * Open /dev/kvm (and check its API) / create the VM. 0 or -errno with err set
+ * (KVM_ERR_BYTES holds any of kvm_open's: why there is no /dev/kvm is long).
+ */
+#define KVM_ERR_BYTES 1024
 int kvm_open(struct vm *vm, char *err, size_t errlen);
+/* kvm_open's (or vm_config_check's) e: this machine has no KVM device to open, permissions aside. */
+static inline int kvm_missing(int e)
+{
+	return e == -ENOENT || e == -ENXIO || e == -ENODEV;
+}
 int kvm_create_vm(struct vm *vm, char *err, size_t errlen);
 void platform_detect(struct vm *vm);
 /*
@@ -289,6 +299,8 @@ const char *vm_vcpu_stopped_at(const struct vm *vm, unsigned i);
 int vm_vcpu_span(const struct vm *vm, unsigned i, double *t_run, double *t_done);
 
 /* end.c: the end of a run, shared by every thread. */
+/* The longest end message kept (longer ones end cut short): a KVM_ERR_BYTES error and a command line. */
+#define VM_MESSAGE_BYTES 2048
 /* End the run (the first call wins): wake the main thread, kick every vCPU out of KVM_RUN. */
 void vm_finish(struct vm *vm, enum run_end end, int status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -151,7 +151,8 @@ static void run_members(const struct run_view *r, struct json *j)
 
 	json_begin_object(j, "platform");
 	json_string(j, "kvm", plat->kvm);
-	json_string(j, "paging", plat->tdp ? "tdp" : "shadow");
+	/* KVM never opened: no platform was detected, so no paging to name. */
+	json_string(j, "paging", !plat->kvm[0] ? "none" : plat->tdp ? "tdp" : "shadow");
 	json_bool(j, "pre_fault_memory", plat->pre_fault);
 	json_u64(j, "tsc_khz", plat->tsc_khz);
 	json_end_object(j);
