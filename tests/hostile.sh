@@ -189,7 +189,10 @@ md5sum "$KL/real/r.json" "$KL/real/t.json" "$KL/real/rec.touch" >"$H/kill-links.
 if [ "$(hostile_get "$H/kill-links-second.measure" killed_after)" != spinning ]; then
 	fail kill-links-second-run "the second run was not killed mid-run: $(cat "$H/kill-links-second.measure")"
 elif md5sum -c --quiet "$H/kill-links.first.md5" >"$H/kill-links.check" 2>&1 &&
-	[ -L "$KL/r.json" ] && [ -L "$KL/t.json" ] && [ -L "$KL/rec.touch" ] && [ "$(ls -A "$KL/real" | wc -l)" = 3 ]; then
+	[ -L "$KL/r.json" ] && [ -L "$KL/t.json" ] && [ -L "$KL/rec.touch" ] &&
+	[ "$(ls -A "$KL/real" | grep -cv '\.minivmm-[0-9]*\.tmp$')" = 3 ]; then
+	# (A file system without O_TMPFILE, such as the emulated host's 9p tree,
+	# keeps the killed run's named temporaries until the next run removes them.)
 	pass kill-links-keep-every-file
 else
 	fail kill-links-keep-every-file "after SIGKILL: $(cat "$H/kill-links.check") $(ls -la "$KL" "$KL/real")"
