@@ -8,6 +8,7 @@
  * May include: machine/, devices/, mm/, include/.
  */
 
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@
 
 #define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
 #define MSEC_PER_SEC  1000.0
 #define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
 #define BYTES_PER_MIB (1024.0 * 1024.0)
@@ -38,6 +40,26 @@
 static inline double gib_per_s(double bytes, double s)
 {
 	return s > 0 ? bytes / BYTES_PER_GIB / s : 0;
+}
+
+/*
+ * A time in whole ns, rounded to the nearest: the clock's resolution, and
+ * what every time in the results file is (so that sums and differences of
+ * printed times are exact). Finite arguments only.
+ */
+static inline int64_t ns_of_s(double s)
+{
+	return llround(s * (double)NSEC_PER_SEC);
+}
+
+static inline int64_t ns_of_ms(double ms)
+{
+	return llround(ms * (double)NSEC_PER_MSEC);
+}
+
+static inline double ms_of_ns(int64_t ns)
+{
+	return (double)ns / (double)NSEC_PER_MSEC;
 }
 
 /* CLOCK_MONOTONIC in seconds: the one clock every phase and span is on. */
