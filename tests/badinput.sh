@@ -45,11 +45,31 @@ expect mem-below-image 2 'too small for this guest' '' -- $MINIVMM --mem 8M "$GU
 grep -q -- 'use --mem 10M or more' "$OUT/mem-below-image.err" && pass mem-below-image-fits ||
 	fail mem-below-image-fits "stderr does not say 'use --mem 10M or more': $(head -c 600 "$OUT/mem-below-image.err")"
 expect vcpus-zero 2 '--vcpus 0: need at least one vCPU' '' -- $MINIVMM --vcpus 0 "$GUEST"
-# The guest's header is checked first; a copy claiming 4096 vCPUs reaches KVM's own limit.
+# The guest's header is checked first; a copy claiming 65536 vCPUs (its max_vcpus at
+# offset 12) reaches KVM's own limit: --vcpus 65536 is above every KVM_CAP_MAX_VCPUS
+# (x86's largest is 4096), so KVM's limit refuses before any vCPU or fd is made.
 cp "$GUEST" "$B/wide.bin"
-printf '\000\020\000\000' | dd of="$B/wide.bin" bs=1 seek=12 conv=notrunc status=none
-expect vcpus-above-kvm 2 'this KVM supports at most [0-9]+ \(KVM_CAP_MAX_VCPUS\)' '' -- \
-	$MINIVMM --mem 64M --vcpus 4096 "$B/wide.bin"
+printf '\000\000\001\000' | dd of="$B/wide.bin" bs=1 seek=12 conv=notrunc status=none
+expect vcpus-above-kvm 2 '^minivmm: --vcpus 65536: this KVM supports at most [0-9]+ \(KVM_CAP_MAX_VCPUS\)$' '' -- \
+	$MINIVMM --mem 64M --vcpus 65536 "$B/wide.bin"
+# Within KVM's limit, past RLIMIT_NOFILE's: two fds a vCPU. `ulimit -n` sets the hard
+# limit too, so raising the soft one cannot help: refused with the number to ask for.
+expect vcpus-above-fd-limit 2 '^minivmm: --vcpus 100: needs ([0-9]+) open files .* RLIMIT_NOFILE allows 64 \(hard limit 64\): raise it with ulimit -n [0-9]+ ' '' -- \
+	sh -c "ulimit -n 64 && exec $MINIVMM --mem 64M --vcpus 100 $B/wide.bin"
+need=$(sed -n 's/.*needs \([0-9]*\) open files.*/\1/p' "$OUT/vcpus-above-fd-limit.err")
+grep -q "ulimit -n $need " "$OUT/vcpus-above-fd-limit.err" && [ "${need:-0}" -gt 100 ] &&
+	pass vcpus-above-fd-limit-says-needed || fail vcpus-above-fd-limit-says-needed "$(cat "$OUT/vcpus-above-fd-limit.err")"
+# A soft limit below the need and a hard one above it: raised silently, the run goes on.
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ] || [ "$hard" -ge 128 ]; then
+	expect vcpus-fd-soft-limit-raised 0 '' '^hello from the minivmm guest' -- \
+		sh -c "ulimit -Sn 16 && exec $MINIVMM --mem 64M --vcpus 2 $GUEST -- hello"
+	grep -q RLIMIT_NOFILE "$OUT/vcpus-fd-soft-limit-raised.err" &&
+		fail vcpus-fd-soft-limit-raised-silently "$(cat "$OUT/vcpus-fd-soft-limit-raised.err")" ||
+		pass vcpus-fd-soft-limit-raised-silently
+else
+	skip vcpus-fd-soft-limit-raised "the hard RLIMIT_NOFILE here is $hard"
+fi
 expect vcpus-above-guest 2 'this guest supports at most 256' '' -- \
 	$MINIVMM --mem 64M --vcpus 300 "$GUEST"
 expect unknown-option 2 "unknown option '--frobnicate'" '' -- $MINIVMM --frobnicate "$GUEST"
@@ -132,7 +152,7 @@ else
 fi
 # Each failure prints exactly one line on stderr (the message).
 one_line=1
-for n in missing-image empty-image random-image mem-below-image vcpus-above-kvm; do
+for n in missing-image empty-image random-image mem-below-image vcpus-above-kvm vcpus-above-fd-limit; do
 	[ "$(wc -l <"$OUT/$n.err")" = 1 ] || one_line=0
 done
 [ $one_line = 1 ] && pass one-line-messages || fail one-line-messages "more than one stderr line"

@@ -87,6 +87,13 @@ static int set_mem(struct config *cfg, const char *arg)
 	return 0;
 }
 
+/*
+ * A bound on the number alone, far above any KVM's KVM_CAP_MAX_VCPUS (x86's
+ * CONFIG_KVM_MAX_NR_VCPUS is at most 4096): KVM's limit, the image's
+ * header's and RLIMIT_NOFILE are the ones that refuse, each saying which.
+ */
+#define VCPUS_MAX 65536
+
 static int set_vcpus(struct config *cfg, const char *arg)
 {
 	unsigned long n;
@@ -95,8 +102,8 @@ static int set_vcpus(struct config *cfg, const char *arg)
 		return bad("--vcpus: '%s' is not a number", arg);
 	if (n == 0)
 		return bad("--vcpus %s: need at least one vCPU", arg);
-	if (n > 4096)
-		return bad("--vcpus %s: more than 4096", arg);
+	if (n > VCPUS_MAX)
+		return bad("--vcpus %s: more than %d", arg, VCPUS_MAX);
 	cfg->vm.vcpus = (unsigned)n;
 	cfg->vcpus_given = 1;
 	return 0;

@@ -372,6 +372,11 @@ static int setup(struct run *r)
 			r, END_USAGE,
 			"--vcpus %u: this KVM supports at most %d (KVM_CAP_MAX_VCPUS)",
 			cfg->vcpus, plat->max_vcpus);
+	/* KVM may allow more vCPUs than this process may open fds for. */
+	e = vm_fds_reserve(vm, cfg, err, sizeof(err));
+	if (e)
+		return setup_fail(r, e == -EMFILE ? END_USAGE : END_HOST_ERROR, "%s",
+				  err);
 	e = vm_map_ram(vm, cfg, err, sizeof(err));
 	if (e)
 		return setup_fail(r, e == -EINVAL ? END_USAGE : END_HOST_ERROR,

@@ -91,6 +91,12 @@ void test_options(void)
 					       NULL }) == -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "x", "g.bin",
 					       NULL }) == -EINVAL);
+	/* Above any KVM's limit is KVM's to refuse (it says its limit); past 65536 is a typo. */
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "65536", "g.bin",
+					       NULL }) == 0 &&
+	      c.vm.vcpus == 65536);
+	CHECK(parse(&c, (const char *const[]){ "minivmm", "--vcpus", "65537", "g.bin",
+					       NULL }) == -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--timeout", "-1", "g.bin",
 					       NULL }) == -EINVAL);
 	CHECK(parse(&c, (const char *const[]){ "minivmm", "--bogus", "g.bin", NULL }) ==

@@ -182,6 +182,41 @@ static enum vcpu_action plain_exit(uint32_t reason)
 	return exit_dispatch(vm, &vcpu);
 }
 
+/* RLIMIT_NOFILE against the vCPUs' fds: fits, fits once soft is raised to hard, or refused with the number to ask for. */
+void test_vcpu_fds(void)
+{
+	char err[512] = "";
+
+	/* Two a vCPU (one without stats fds), one a spare, the reserve, and what is open. */
+	CHECK_EQ(vm_fds_needed(1, 0, 1, 3), 3 + 2 + VM_FDS_RESERVE);
+	CHECK_EQ(vm_fds_needed(1, 0, 0, 3), 3 + 1 + VM_FDS_RESERVE);
+	CHECK_EQ(vm_fds_needed(1019, 0, 1, 10), 10 + 2038 + VM_FDS_RESERVE);
+	CHECK_EQ(vm_fds_needed(4, 3, 1, 5), 5 + 8 + 3 + VM_FDS_RESERVE);
+	CHECK_EQ(vm_fds_needed(65536, 1024, 1, 1u << 20),
+		 (1u << 20) + 131072 + 1024 + VM_FDS_RESERVE);
+	/* The boundary: exactly the soft limit fits. */
+	CHECK(vm_fds_fit(1, 0, 1, 3, 3 + 2 + VM_FDS_RESERVE, 4096, err, sizeof(err)) ==
+	      0);
+	CHECK(vm_fds_fit(1, 0, 1, 4, 3 + 2 + VM_FDS_RESERVE, 4096, err, sizeof(err)) ==
+	      1);
+	/* The emulated host's 1024/4096: 1019 vCPUs need the hard limit, 4096 more than it. */
+	CHECK(vm_fds_fit(8, 0, 1, 10, 1024, 4096, err, sizeof(err)) == 0);
+	CHECK(vm_fds_fit(1019, 0, 1, 10, 1024, 4096, err, sizeof(err)) == 1);
+	CHECK(vm_fds_fit(4096, 0, 1, 10, 1024, 4096, err, sizeof(err)) == -EMFILE);
+	CHECK_STR_CONTAINS(err, "--vcpus 4096: needs 8234 open files");
+	CHECK_STR_CONTAINS(err, "RLIMIT_NOFILE allows 1024 (hard limit 4096)");
+	CHECK_STR_CONTAINS(err, "ulimit -n 8234");
+	/* ulimit -n 64 sets both limits. */
+	CHECK(vm_fds_fit(100, 0, 1, 6, 64, 64, err, sizeof(err)) == -EMFILE);
+	CHECK_STR_CONTAINS(err, "ulimit -n 238");
+	CHECK(!strstr(err, "spare"));
+	CHECK(vm_fds_fit(100, 7, 1, 6, 64, 64, err, sizeof(err)) == -EMFILE);
+	CHECK_STR_CONTAINS(err, "1 per spare vCPU of --eager=background:prefault (7)");
+	CHECK_STR_CONTAINS(err, "ulimit -n 245");
+	/* No hard limit (RLIM_INFINITY): raising always holds. */
+	CHECK(vm_fds_fit(65536, 0, 1, 10, 1024, UINT64_MAX, err, sizeof(err)) == 1);
+}
+
 void test_exit_dispatch(void)
 {
 	struct mvm_hc_console con = { { MVM_HC_CONSOLE, sizeof(con) }, 0x3000, 6 };

@@ -121,6 +121,18 @@ unsigned eager_background_default_threads(unsigned vcpus, uint64_t chunks)
 	return n < EAGER_THREADS_MAX ? n : EAGER_THREADS_MAX;
 }
 
+unsigned eager_spare_vcpus_at_most(const struct vm_config *cfg, const struct vm *vm)
+{
+	int prefault = cfg->eager == EAGER_PREFAULT ||
+		       (cfg->eager == EAGER_AUTO && vm->plat.pre_fault);
+
+	if (!cfg->eager_background || !prefault)
+		return 0;
+	/* chunks unknown before RAM is mapped: 0 leaves the bound by CPUs. */
+	return cfg->eager_threads ? cfg->eager_threads
+				  : eager_background_default_threads(cfg->vcpus, 0);
+}
+
 double eager_seconds(const struct eager *e)
 {
 	return eager_host_side(e) && e->t_end > 0 ? e->t_end - e->t_start : 0;

@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 
 #define NSEC_PER_SEC  1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
 #define MSEC_PER_SEC  1000.0
 #define BYTES_PER_GIB (1024.0 * 1024.0 * 1024.0)
 #define BYTES_PER_MIB (1024.0 * 1024.0)
@@ -39,6 +41,26 @@
 static inline double gib_per_s(double bytes, double s)
 {
 	return s > 0 ? bytes / BYTES_PER_GIB / s : 0;
+}
+
+/*
+ * A time in whole ns, rounded to the nearest: the clock's resolution, and
+ * what every time in the results file is (so that sums and differences of
+ * printed times are exact). Finite arguments only.
+ */
+static inline int64_t ns_of_s(double s)
+{
+	return llround(s * (double)NSEC_PER_SEC);
+}
+
+static inline int64_t ns_of_ms(double ms)
+{
+	return llround(ms * (double)NSEC_PER_MSEC);
+}
+
+static inline double ms_of_ns(int64_t ns)
+{
+	return (double)ns / (double)NSEC_PER_MSEC;
 }
 
 /* CLOCK_MONOTONIC in seconds: the one clock every phase and span is on. */
@@ -280,6 +302,38 @@ uint32_t
 vm_image_abi(const struct vm *vm); /* the image's ABI version; 0 before vm_set_image */
 /* Create nvcpus vCPUs in their entry state. 0 or -errno with err set. */
 int vm_create_vcpus(struct vm *vm, unsigned nvcpus, char *err, size_t errlen);
+
+/* fds.c: a KVM that allows more vCPUs than RLIMIT_NOFILE allows fds. */
+/*
+ * A vCPU holds two fds (KVM_CREATE_VCPU's and its KVM_GET_STATS_FD; one
+ * without KVM_CAP_BINARY_STATS_FD), a spare vCPU of background prefault
+ * one. VM_FDS_RESERVE covers what the run opens after its vCPUs: the VM's
+ * stats fd, guest RAM's (a memfd, a file, a reservoir's pool, state and
+ * pipe), a userfaultfd with its eventfd and memory file, a snapshot's or a
+ * restore's files.
+ */
+#define VM_FDS_PER_VCPU	 2
+#define VM_FDS_PER_SPARE 1
+#define VM_FDS_RESERVE	 32
+/* Pure: the RLIMIT_NOFILE soft limit a run needs, with open_now fds open already. */
+uint64_t vm_fds_needed(unsigned vcpus, unsigned spares, int stats_fd, uint64_t open_now);
+/*
+ * Pure: whether a soft limit of soft (hard limit hard) holds the run's fds.
+ * 0: as it is; 1: once soft is raised to hard; -EMFILE: not even then, err
+ * saying how many to ask for (ulimit -n N).
+ */
+int vm_fds_fit(unsigned vcpus, unsigned spares, int stats_fd, uint64_t open_now,
+	       uint64_t soft, uint64_t hard, char *err, size_t errlen);
+/*
+ * After platform_detect, before vm_create_vcpus: RLIMIT_NOFILE checked
+ * against the fds open now and those cfg's vCPUs (and eager's spares at
+ * most) will hold; the soft limit raised to the hard one when only that holds
+ * them. 0; -EMFILE with err set when even the hard limit is short (a
+ * usage error: the user raises it); another -errno with err set when
+ * getrlimit or setrlimit fail.
+ */
+int vm_fds_reserve(const struct vm *vm, const struct vm_config *cfg, char *err,
+		   size_t errlen);
 /* Close every KVM fd and unmap guest RAM; what the run measured stays readable. */
 void vm_teardown(struct vm *vm);
 void vm_free(struct vm *vm);
@@ -447,6 +501,8 @@ double eager_seconds(const struct eager *e); /* host side; 0 before it ran */
  * per chunk of guest RAM (chunks) and EAGER_THREADS_MAX.
  */
 unsigned eager_background_default_threads(unsigned vcpus, uint64_t chunks);
+/* After platform_detect: the spare vCPUs eager_plan may make (background prefault), at most. */
+unsigned eager_spare_vcpus_at_most(const struct vm_config *cfg, const struct vm *vm);
 double eager_end_time(const struct eager *e);
 /* Host bytes populated so far, of all it will do: for a progress display. */
 void eager_progress(const struct eager *e, uint64_t *done, uint64_t *total);

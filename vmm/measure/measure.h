@@ -87,6 +87,16 @@ void timeline_guest_mark(struct timeline *tl, uint32_t mark, uint64_t tsc);
 double timeline_guest_time(const struct timeline *tl, uint64_t tsc);
 /* When phase p ended (CLOCK_MONOTONIC s), 0 if it was not reached. */
 double timeline_time(const struct timeline *tl, enum phase p);
+/*
+ * Time t (CLOCK_MONOTONIC s) as the reports give it: whole ns since exec,
+ * rounded once per time. A duration between two times is the difference
+ * of two of these, never a difference rounded, so that what is printed
+ * adds up to the last digit (a phase's start + dur is its end, a summary
+ * item the difference of the phase ends it spans).
+ */
+int64_t timeline_ns(const struct timeline *tl, double t);
+double timeline_ms(const struct timeline *tl, double t); /* timeline_ns in ms */
+double timeline_ms_between(const struct timeline *tl, double t0, double t1);
 unsigned timeline_count(const struct timeline *tl); /* phases reached, in order */
 /* The i-th phase reached: which, when it ended, whether the guest marked it. */
 enum phase timeline_phase(const struct timeline *tl, unsigned i, double *t, int *guest);

@@ -10,27 +10,35 @@ const char *const summary_names[] = {
 };
 _Static_assert(ARRAY_SIZE(summary_names) == SUM_COUNT, "a name for every summary item");
 
-/* ms from phase a's end to phase b's; -1 when either was not reached. */
+/* ms from phase a's end to phase b's, whole ns (timeline_ns); -1 when either was not reached. */
 static double between(const struct timeline *tl, enum phase a, enum phase b)
 {
 	double ta = timeline_time(tl, a), tb = timeline_time(tl, b);
 
-	return ta > 0 && tb > 0 ? (tb - ta) * MSEC_PER_SEC : -1;
+	return ta > 0 && tb > 0 ? timeline_ms_between(tl, ta, tb) : -1;
+}
+
+/* Eager's time: the host's from its start to its end on the timeline's clock; the guest's pass in TSC cycles. */
+static double eager_ms(const struct run_view *v, int in_guest)
+{
+	struct eager_facts x;
+	size_t n;
+	const struct mvm_rec_touch *t = records_touch(v->rec, &n);
+
+	if (in_guest && n)
+		return ms_of_ns(ns_of_s(records_seconds(v->rec, t[n - 1].cycles)));
+	if (eager_facts(v->eager, &x))
+		return -1;
+	return x.t_end > 0 ? timeline_ms_between(v->tl, x.t_start, x.t_end) : 0;
 }
 
 void run_summary(const struct run_view *v, struct tl_summary *s)
 {
 	int restored;
-	size_t n;
-	const struct mvm_rec_touch *t = records_touch(v->rec, &n);
 
 	s->eager_in_guest = eager_strategy(v->eager) == EAGER_TOUCH;
 	s->eager_background = eager_in_background(v->eager);
-	s->ms[SUM_EAGER] =
-		eager_host_side(v->eager) ? eager_seconds(v->eager) * MSEC_PER_SEC : -1;
-	if (s->eager_in_guest && n)
-		s->ms[SUM_EAGER] =
-			records_seconds(v->rec, t[n - 1].cycles) * MSEC_PER_SEC;
+	s->ms[SUM_EAGER] = eager_ms(v, s->eager_in_guest);
 	/* A restored guest's setup ends where it resumes, and its first pass starts there. */
 	restored = timeline_index(v->tl, PHASE_GUEST_RESUMED) >= 0;
 	s->ms[SUM_SETUP] = between(v->tl, PHASE_EXEC,

@@ -286,6 +286,21 @@ double timeline_time(const struct timeline *tl, enum phase p)
 	return i >= 0 ? tl->p[i].t : 0;
 }
 
+int64_t timeline_ns(const struct timeline *tl, double t)
+{
+	return ns_of_s(t - timeline_time(tl, PHASE_EXEC));
+}
+
+double timeline_ms(const struct timeline *tl, double t)
+{
+	return ms_of_ns(timeline_ns(tl, t));
+}
+
+double timeline_ms_between(const struct timeline *tl, double t0, double t1)
+{
+	return ms_of_ns(timeline_ns(tl, t1) - timeline_ns(tl, t0));
+}
+
 enum phase timeline_phase_at(const struct timeline *tl, double t)
 {
 	for (unsigned i = 0; i < tl->n; i++)

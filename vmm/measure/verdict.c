@@ -41,6 +41,16 @@ void run_facts(const struct run_view *v, struct run_facts *f)
 			f->touched_bytes += (double)recs[i].pages * MVM_PAGE_BYTES;
 }
 
+/*
+ * a - b of two medians in ms, each to the ns first as the results print
+ * them (a median of an even count may fall between two ns): printed, the
+ * difference is the difference of the printed medians to the last digit.
+ */
+static double ms_diff(double a, double b)
+{
+	return ms_of_ns(ns_of_ms(a) - ns_of_ms(b));
+}
+
 /* Summary item k of the runs that measured it (an interrupted run may not have), as a spread. */
 static void spread_of_item(const struct run_facts *f, unsigned n, enum summary_item k,
 			   struct spread *s)
@@ -81,7 +91,8 @@ void compare_verdict(const struct run_facts *lazy, const struct run_facts *eager
 	spread_of_item(eager, n, SUM_FIRST_PASS, &v->first_pass_eager_ms);
 	spread_of_item(lazy, n, SUM_FIRST_USEFUL_WORK, &v->fuw_lazy_ms);
 	spread_of_item(eager, n, SUM_FIRST_USEFUL_WORK, &v->fuw_eager_ms);
-	v->saved_ms = v->first_pass_lazy_ms.median - v->first_pass_eager_ms.median;
+	v->saved_ms =
+		ms_diff(v->first_pass_lazy_ms.median, v->first_pass_eager_ms.median);
 	v->saved_conclusive =
 		!spreads_overlap(&v->first_pass_lazy_ms, &v->first_pass_eager_ms);
 	v->sooner = v->fuw_lazy_ms.median <= v->fuw_eager_ms.median ? "lazy" : "eager";
@@ -187,7 +198,7 @@ void compare_rank(const struct run_facts *const *facts, const unsigned *n,
 
 		if (!a->have_work || !b->have_work)
 			continue;
-		a->ahead_ms = b->fuw_ms.median - a->fuw_ms.median;
+		a->ahead_ms = ms_diff(b->fuw_ms.median, a->fuw_ms.median);
 		/* One run is a point, not a spread: nothing to judge the difference by. */
 		a->conclusive_vs_next = a->runs > 1 && b->runs > 1 &&
 					!spreads_overlap(&a->fuw_ms, &b->fuw_ms);

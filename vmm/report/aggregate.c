@@ -6,18 +6,18 @@
 
 #include <string.h>
 
-/* Phase p of a timeline: when it started and ended (ms since exec), its index; -1 if not reached. */
+/* Phase p of a timeline: when it started and ended (ms since exec, whole ns), its index; -1 if not reached. */
 static int phase_at(const struct timeline *tl, enum phase p, double *start, double *end)
 {
-	double exec = timeline_time(tl, PHASE_EXEC), t0, t1;
+	double t0, t1;
 	int i = timeline_index(tl, p);
 
 	if (i <= 0)
 		return -1;
 	timeline_phase(tl, (unsigned)i - 1, &t0, NULL);
 	timeline_phase(tl, (unsigned)i, &t1, NULL);
-	*start = (t0 - exec) * MSEC_PER_SEC;
-	*end = (t1 - exec) * MSEC_PER_SEC;
+	*start = timeline_ms(tl, t0);
+	*end = timeline_ms(tl, t1);
 	return i;
 }
 
@@ -203,11 +203,11 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		json_begin_object(j, NULL);
 		json_string(j, "phase", phase_name(name));
 		phase_spread(s, name, START, NULL, &sp);
-		spread_write_json(&sp, j, "start_ms");
+		spread_write_json_ms(&sp, j, "start_ms");
 		phase_spread(s, name, END, NULL, &sp);
-		spread_write_json(&sp, j, "end_ms");
+		spread_write_json_ms(&sp, j, "end_ms");
 		phase_spread(s, name, DURATION, NULL, &sp);
-		spread_write_json(&sp, j, "dur_ms");
+		spread_write_json_ms(&sp, j, "dur_ms");
 		json_begin_object(j, "counters");
 		for (unsigned k = 0; k < table_counter_count(); k++) {
 			phase_spread(s, name, COUNTER, table_counter(k), &sp);
@@ -223,7 +223,7 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		struct spread sp;
 
 		summary_spread(s, k, &sp);
-		spread_write_json(&sp, j, summary_names[k]);
+		spread_write_json_ms(&sp, j, summary_names[k]);
 	}
 	json_end_object(j);
 	json_begin_array(j, "sweep");
@@ -239,11 +239,11 @@ void aggregate_write_json(const struct run_set *s, struct json *j)
 		json_u64(j, "size_mib", k->size_mib);
 		json_string(j, "guest_mapping", sweep_mapping_name(k));
 		sweep_spread(s, k, k->mode, TOUCH, &sp);
-		spread_write_json(&sp, j, "touch_s");
+		spread_write_json_s(&sp, j, "touch_s");
 		sweep_spread(s, k, k->mode, MAP, &sp);
-		spread_write_json(&sp, j, "map_s");
+		spread_write_json_s(&sp, j, "map_s");
 		sweep_spread(s, k, k->mode, UNMAP, &sp);
-		spread_write_json(&sp, j, "unmap_s");
+		spread_write_json_s(&sp, j, "unmap_s");
 		json_end_object(j);
 	}
 	json_end_array(j);

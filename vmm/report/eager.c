@@ -164,10 +164,10 @@ void eager_predict_print(const struct eager *e, FILE *f)
 				       f);
 }
 
-/* ms since the run's exec; negative when t is 0 (never). */
+/* ms since the run's exec, whole ns (timeline_ns); negative when t is 0 (never). */
 static double since_exec(const struct run_view *v, double t)
 {
-	return t > 0 ? (t - timeline_time(v->tl, PHASE_EXEC)) * MSEC_PER_SEC : -1;
+	return t > 0 ? timeline_ms(v->tl, t) : -1;
 }
 
 /* When population ended, against the guest's marks: the phase, and first useful work. */
@@ -249,7 +249,7 @@ static void points_json(const struct run_view *v, struct json *j)
 		for (unsigned k = 0; k < t.npoints; k++) {
 			json_begin_object(j, NULL);
 			json_u64(j, "thread", i);
-			json_double(j, "t_ms", since_exec(v, t.points[k].t));
+			json_ms(j, "t_ms", since_exec(v, t.points[k].t));
 			json_u64(j, "bytes", t.points[k].bytes);
 			json_u64(j, "gpa", t.points[k].gpa);
 			json_end_object(j);
@@ -270,8 +270,8 @@ static void background_json(const struct run_view *v, const struct eager_facts *
 	else
 		json_null(j, "end_phase");
 	if (x->t_end > 0 && fuw > 0)
-		json_double(j, "end_minus_first_useful_work_ms",
-			    (x->t_end - fuw) * MSEC_PER_SEC);
+		json_ms_signed(j, "end_minus_first_useful_work_ms",
+			       timeline_ms_between(v->tl, fuw, x->t_end));
 	else
 		json_null(j, "end_minus_first_useful_work_ms");
 	json_begin_array(j, "spare_vcpus");
@@ -308,7 +308,12 @@ void eager_write_json(const struct run_view *v, struct json *j)
 		json_u64(j, "done_bytes", x.done_bytes);
 		json_bool(j, "complete", x.done_bytes == x.total_bytes);
 		json_u64(j, "chunk_bytes", x.chunk_bytes);
-		json_double(j, "seconds", x.seconds);
+		/* end_ms - start_ms, as the summary's eager_ms: 0 before it ended. */
+		json_ns(j, "seconds",
+			x.t_end > 0 ? timeline_ns(v->tl, x.t_end) -
+					      timeline_ns(v->tl, x.t_start)
+				    : 0,
+			NSEC_PER_SEC);
 		json_ms(j, "start_ms", since_exec(v, x.t_start));
 		json_ms(j, "end_ms", since_exec(v, x.t_end));
 		if (x.background)
@@ -334,7 +339,9 @@ void eager_write_json(const struct run_view *v, struct json *j)
 			json_u64(j, "gpa", t.gpa);
 			json_u64(j, "bytes", t.bytes);
 			json_u64(j, "done_bytes", t.done);
-			json_double(j, "seconds", t.t1 - t.t0);
+			json_ns(j, "seconds",
+				timeline_ns(v->tl, t.t1) - timeline_ns(v->tl, t.t0),
+				NSEC_PER_SEC);
 			json_bool(j, "stopped", t.stopped);
 			json_u64(j, "points", t.npoints);
 			if (t.node >= 0) {

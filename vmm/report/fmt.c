@@ -4,18 +4,34 @@
 #include <math.h>
 #include <string.h>
 
-void spread_write_json(const struct spread *s, struct json *j, const char *key)
+static void spread_json(const struct spread *s, struct json *j, const char *key,
+			void (*value)(struct json *j, const char *key, double v))
 {
 	json_begin_object(j, key);
 	json_u64(j, "n", s->n);
 	if (s->n) {
-		json_double(j, "median", s->median);
-		json_double(j, "min", s->min);
-		json_double(j, "max", s->max);
-		json_double(j, "q1", s->q1);
-		json_double(j, "q3", s->q3);
+		value(j, "median", s->median);
+		value(j, "min", s->min);
+		value(j, "max", s->max);
+		value(j, "q1", s->q1);
+		value(j, "q3", s->q3);
 	}
 	json_end_object(j);
+}
+
+void spread_write_json(const struct spread *s, struct json *j, const char *key)
+{
+	spread_json(s, j, key, json_double);
+}
+
+void spread_write_json_ms(const struct spread *s, struct json *j, const char *key)
+{
+	spread_json(s, j, key, json_ms_signed);
+}
+
+void spread_write_json_s(const struct spread *s, struct json *j, const char *key)
+{
+	spread_json(s, j, key, json_seconds);
 }
 
 const char *fmt_value(char buf[FMT_BYTES], double v, int decimals)

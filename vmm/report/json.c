@@ -246,10 +246,39 @@ void json_double(struct json *j, const char *key, double v)
 		fputs("null", j->f);
 }
 
+void json_ns(struct json *j, const char *key, int64_t ns, uint64_t ns_per_unit)
+{
+	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	int decimals = 0;
+
+	for (uint64_t u = ns_per_unit; u >= 10; u /= 10)
+		decimals++;
+	member(j, key);
+	fprintf(j->f, "%s%" PRIu64, ns < 0 ? "-" : "", a / ns_per_unit);
+	if (decimals)
+		fprintf(j->f, ".%0*" PRIu64, decimals, a % ns_per_unit);
+}
+
 void json_ms(struct json *j, const char *key, double ms)
 {
 	if (ms >= 0)
-		json_double(j, key, ms);
+		json_ms_signed(j, key, ms);
+	else
+		json_null(j, key);
+}
+
+void json_ms_signed(struct json *j, const char *key, double ms)
+{
+	if (isfinite(ms))
+		json_ns(j, key, ns_of_ms(ms), NSEC_PER_MSEC);
+	else
+		json_null(j, key);
+}
+
+void json_seconds(struct json *j, const char *key, double s)
+{
+	if (isfinite(s))
+		json_ns(j, key, ns_of_s(s), NSEC_PER_SEC);
 	else
 		json_null(j, key);
 }

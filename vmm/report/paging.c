@@ -195,7 +195,8 @@ static void phases_json(const struct paging_facts *pg, const struct timeline *tl
 		faults = lat_bucket_total(&d);
 		json_begin_object(j, NULL);
 		json_string(j, "phase", phase_name(name));
-		json_double(j, "dur_ms", (t - t0) * MSEC_PER_SEC);
+		json_ns(j, "dur_ms", timeline_ns(tl, t) - timeline_ns(tl, t0),
+			NSEC_PER_MSEC);
 		json_u64(j, "faults", faults);
 		/* An upper bound on what a fault cost the guest: the phase's own work is in it. */
 		json_double(j, "phase_us_per_fault", (t - t0) * 1e6 / (double)faults);
@@ -224,8 +225,8 @@ static void fill_json(const struct paging_facts *pg, struct json *j)
 	json_u64(j, "fill_pages", fs.pages);
 	json_u64(j, "fill_working_set_pages", fs.first_pages);
 	json_u64(j, "fill_raced", fs.raced);
-	json_double(j, "fill_working_set_ms", fs.first_s * MSEC_PER_SEC);
-	json_double(j, "fill_all_ms", fs.all_s * MSEC_PER_SEC);
+	json_ms_signed(j, "fill_working_set_ms", fs.first_s * MSEC_PER_SEC);
+	json_ms_signed(j, "fill_all_ms", fs.all_s * MSEC_PER_SEC);
 	if (fs.failed)
 		json_string(j, "fill_error", fs.what);
 	json_end_object(j);
@@ -236,7 +237,8 @@ void paging_write_json(const struct run_view *v, struct json *j)
 	const struct vm_config *cfg = v->cfg;
 	const struct uffd_stats *s;
 	struct paging_facts f, *pg = &f;
-	double exec_ns = timeline_time(v->tl, PHASE_EXEC) * NSEC_PER_SEC, span;
+	int64_t exec_ns = ns_of_s(timeline_time(v->tl, PHASE_EXEC));
+	double span;
 	static const struct uffd_stats none;
 
 	json_begin_object(j, "paging");
@@ -259,7 +261,7 @@ void paging_write_json(const struct run_view *v, struct json *j)
 	json_bool(j, "started", pg->started);
 	json_i64(j, "resident_at_start_bytes", uffd_resident_at_start(pg->uffd));
 	if (uffd_mode(pg->uffd) == UFFD_MINOR)
-		json_double(j, "page_cache_fill_s", uffd_fill_seconds(pg->uffd));
+		json_seconds(j, "page_cache_fill_s", uffd_fill_seconds(pg->uffd));
 	json_u64(j, "faults", s->faults);
 	json_u64(j, "bytes", s->faults * uffd_page_bytes(pg->uffd));
 	json_u64(j, "pages_touched", s->pages);
@@ -269,10 +271,9 @@ void paging_write_json(const struct run_view *v, struct json *j)
 	json_double(j, "wake_mean_ns",
 		    s->faults ? (double)s->wake_ns / (double)s->faults : 0);
 	if (s->faults) {
-		json_double(j, "first_fault_ms",
-			    ((double)s->first_ns - exec_ns) / NSEC_PER_MSEC);
-		json_double(j, "last_fault_ms",
-			    ((double)s->last_ns - exec_ns) / NSEC_PER_MSEC);
+		json_ns(j, "first_fault_ms", (int64_t)s->first_ns - exec_ns,
+			NSEC_PER_MSEC);
+		json_ns(j, "last_fault_ms", (int64_t)s->last_ns - exec_ns, NSEC_PER_MSEC);
 		json_double(j, "faults_per_s", span > 0 ? (double)s->faults / span : 0);
 	}
 	latency_json(j, "latency_ns", &s->lat);

@@ -95,23 +95,21 @@ static void stats_json(const struct timeline *tl, unsigned i, struct json *j)
 void timeline_write_json(const struct timeline *tl, const struct tl_summary *s,
 			 struct json *j)
 {
-	double exec = timeline_time(tl, PHASE_EXEC);
-
 	json_begin_array(j, "timeline");
 	for (unsigned i = 1; i < timeline_count(tl); i++) {
 		double prev, t;
 		int guest;
 		enum phase p = timeline_phase(tl, i, &t, &guest);
-		double t0, t1 = (t - exec) * MSEC_PER_SEC;
+		int64_t t0, t1 = timeline_ns(tl, t);
 
 		timeline_phase(tl, i - 1, &prev, NULL);
-		t0 = (prev - exec) * MSEC_PER_SEC;
+		t0 = timeline_ns(tl, prev);
 		json_begin_object(j, NULL);
 		json_string(j, "phase", phase_name(p));
 		json_string(j, "source", guest ? "guest" : "vmm");
-		json_double(j, "start_ms", t0);
-		json_double(j, "end_ms", t1);
-		json_double(j, "dur_ms", t1 - t0);
+		json_ns(j, "start_ms", t0, NSEC_PER_MSEC);
+		json_ns(j, "end_ms", t1, NSEC_PER_MSEC);
+		json_ns(j, "dur_ms", t1 - t0, NSEC_PER_MSEC);
 		stats_json(tl, i, j);
 		json_end_object(j);
 	}

@@ -22,7 +22,6 @@ void progress_write_json(const struct run_view *r, struct json *j)
 	size_t n;
 	const struct mvm_rec_order *o = records_order(r->rec, &n);
 	const struct mvm_rec_progress *p;
-	double exec = timeline_time(r->tl, PHASE_EXEC);
 
 	json_begin_array(j, "touch_order");
 	for (size_t i = 0; i < n; i++) {
@@ -51,7 +50,7 @@ void progress_write_json(const struct run_view *r, struct json *j)
 		json_u64(j, "bytes_total", p[i].bytes_total);
 		json_u64(j, "last_gpa", p[i].last_gpa);
 		if (t > 0)
-			json_double(j, "t_ms", (t - exec) * MSEC_PER_SEC);
+			json_ns(j, "t_ms", timeline_ns(r->tl, t), NSEC_PER_MSEC);
 		else
 			json_null(j, "t_ms");
 		json_end_object(j);

@@ -97,9 +97,9 @@ void ram_write_json(const struct guest_ram *ram, const struct vm_config *cfg,
 		json_u64(j, "offset", m->offset);
 		json_u64(j, "bytes", cfg->mem_bytes);
 		json_i64(j, "keeper_pid", m->lease.keeper_pid);
-		json_double(j, "waited_s", m->lease.waited_s);
+		json_seconds(j, "waited_s", m->lease.waited_s);
 		json_u64(j, "scrubbed_at_lease_bytes", m->lease.scrubbed_bytes);
-		json_double(j, "scrubbed_at_lease_s", m->lease.scrub_s);
+		json_seconds(j, "scrubbed_at_lease_s", m->lease.scrub_s);
 		json_end_object(j);
 	}
 	json_end_object(j);

@@ -44,8 +44,21 @@ int json_utf8_valid(const char *s); /* 1 if s is well-formed UTF-8 */
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v); /* non-finite: null */
+/*
+ * Times, never json_double: whole ns written exactly in a unit of
+ * ns_per_unit ns (NSEC_PER_SEC, _MSEC, _USEC), with the decimals that
+ * takes ("1234.567891" ms). The times a run measured are whole ns
+ * (timeline_ns), so printed ones add up to the last digit: a phase's
+ * end - start is its dur, a summary item the difference of the phase ends
+ * it spans. jq and Python read them as doubles: equal to about 1e-13 ms.
+ */
+void json_ns(struct json *j, const char *key, int64_t ns, uint64_t ns_per_unit);
 void json_ms(struct json *j, const char *key,
-	     double ms); /* negative (not measured): null */
+	     double ms); /* to the ns; negative (not measured): null */
+void json_ms_signed(struct json *j, const char *key,
+		    double ms); /* a difference: any sign; non-finite: null */
+void json_seconds(struct json *j, const char *key,
+		  double s); /* to the ns; non-finite: null */
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
 
@@ -70,6 +83,9 @@ const char *fmt_duration(char buf[FMT_BYTES], double seconds);
 /* text from column indent (the first line's indent already printed), wrapped at width. */
 void print_wrapped(FILE *f, const char *text, int indent, int width);
 void spread_write_json(const struct spread *s, struct json *j, const char *key);
+/* A spread of times in ms or s: each to the ns (json_ms_signed, json_seconds). */
+void spread_write_json_ms(const struct spread *s, struct json *j, const char *key);
+void spread_write_json_s(const struct spread *s, struct json *j, const char *key);
 
 /* ---- legend.c: what every column of every table means ------------------- */
 enum legend_table {

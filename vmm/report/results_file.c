@@ -29,7 +29,7 @@ static void touch_json(const struct run_view *r, struct json *j)
 		json_u64(j, "end_gpa", t[i].end_gpa);
 		json_u64(j, "pages", t[i].pages);
 		json_u64(j, "bytes", t[i].pages * MVM_PAGE_BYTES);
-		json_double(j, "seconds", s);
+		json_seconds(j, "seconds", s);
 		json_double(j, "gib_per_s", gib_per_s(bytes, s));
 		json_end_object(j);
 	}
@@ -39,7 +39,7 @@ static void touch_json(const struct run_view *r, struct json *j)
 			continue;
 		json_u64(j, "pages", t[i].pages);
 		json_u64(j, "bytes", t[i].pages * MVM_PAGE_BYTES);
-		json_double(j, "seconds", records_seconds(r->rec, t[i].cycles));
+		json_seconds(j, "seconds", records_seconds(r->rec, t[i].cycles));
 	}
 }
 
@@ -64,9 +64,9 @@ static void sweep_json(const struct run_view *r, struct json *j)
 			json_string(j, "vcpu", "all");
 		else
 			json_u64(j, "vcpu", s->vcpu);
-		json_double(j, "map_s", records_seconds(r->rec, s->map_cycles));
-		json_double(j, "touch_s", records_seconds(r->rec, s->touch_cycles));
-		json_double(j, "unmap_s", records_seconds(r->rec, s->unmap_cycles));
+		json_seconds(j, "map_s", records_seconds(r->rec, s->map_cycles));
+		json_seconds(j, "touch_s", records_seconds(r->rec, s->touch_cycles));
+		json_seconds(j, "unmap_s", records_seconds(r->rec, s->unmap_cycles));
 		json_u64(j, "pages", s->pages);
 		json_u64(j, "guest_faults", s->guest_faults);
 		json_u64(j, "pfn_sum", s->pfn_sum);
@@ -114,8 +114,7 @@ static void guest_json(const struct run_view *r, struct json *j)
 {
 	const struct linux_boot *lx = r->lx;
 	double entry = timeline_time(r->tl, PHASE_GUEST_ENTRY),
-	       init = timeline_time(r->tl, PHASE_INIT_START),
-	       exec = timeline_time(r->tl, PHASE_EXEC);
+	       init = timeline_time(r->tl, PHASE_INIT_START);
 
 	json_begin_object(j, "guest");
 	json_string(j, "kind", lx ? "linux" : "minivmm");
@@ -127,8 +126,11 @@ static void guest_json(const struct run_view *r, struct json *j)
 			json_bytes(j, "initrd", r->cfg->initrd_path);
 		json_u64(j, "initrd_bytes", lx->initrd_len);
 		if (init > 0) {
-			json_double(j, "init_start_ms", (init - exec) * MSEC_PER_SEC);
-			json_double(j, "kernel_boot_ms", (init - entry) * MSEC_PER_SEC);
+			json_ns(j, "init_start_ms", timeline_ns(r->tl, init),
+				NSEC_PER_MSEC);
+			json_ns(j, "kernel_boot_ms",
+				timeline_ns(r->tl, init) - timeline_ns(r->tl, entry),
+				NSEC_PER_MSEC);
 		}
 	}
 	json_end_object(j);

@@ -42,8 +42,8 @@ void snapshot_write_json(const struct run_view *v, struct json *j)
 			json_u64(j, "vcpu", f->vcpu);
 			json_u64(j, "pass", f->pass);
 			json_u64(j, "guest_checksum", f->guest_checksum);
-			json_double(j, "seconds", f->seconds);
-			json_double(j, "memory_s", f->memory_s);
+			json_seconds(j, "seconds", f->seconds);
+			json_seconds(j, "memory_s", f->memory_s);
 			json_u64(j, "ram_bytes", f->ram_bytes);
 			json_u64(j, "resident_bytes", f->resident_bytes);
 			json_u64(j, "data_bytes", f->data_bytes);
@@ -67,8 +67,8 @@ void snapshot_write_json(const struct run_view *v, struct json *j)
 		     i++)
 			json_u64(j, NULL, r->skipped[i]);
 		json_end_array(j);
-		json_double(j, "state_s", r->state_s);
-		json_double(j, "memory_s", r->memory_s);
+		json_seconds(j, "state_s", r->state_s);
+		json_seconds(j, "memory_s", r->memory_s);
 		json_end_object(j);
 	}
 }

@@ -1,10 +1,9 @@
 /* --trace FILE: the run as Chrome trace events (opens in Perfetto or chrome://tracing). */
 #include "report.h"
 
-#define USEC_PER_SEC 1e6
-#define TID_SETUP    1
-#define TID_VCPU     100  /* + vCPU index */
-#define TID_EAGER    1000 /* + eager thread index */
+#define TID_SETUP 1
+#define TID_VCPU  100  /* + vCPU index */
+#define TID_EAGER 1000 /* + eager thread index */
 
 static void meta(struct json *j, int pid, int tid, const char *what, const char *name)
 {
@@ -19,9 +18,9 @@ static void meta(struct json *j, int pid, int tid, const char *what, const char 
 	json_end_object(j);
 }
 
-/* A complete event ("X") from t0 to t1, times relative to the run's exec. */
+/* A complete event ("X") from t0 to t1, times relative to the run's exec (us, to the ns). */
 static void span(struct json *j, int pid, int tid, const char *name, const char *cat,
-		 double t0, double t1, double exec)
+		 double t0, double t1, const struct timeline *tl)
 {
 	if (t0 <= 0 || t1 < t0)
 		return;
@@ -31,14 +30,14 @@ static void span(struct json *j, int pid, int tid, const char *name, const char 
 	json_string(j, "ph", "X");
 	json_i64(j, "pid", pid);
 	json_i64(j, "tid", tid);
-	json_double(j, "ts", (t0 - exec) * USEC_PER_SEC);
-	json_double(j, "dur", (t1 - t0) * USEC_PER_SEC);
+	json_ns(j, "ts", timeline_ns(tl, t0), NSEC_PER_USEC);
+	json_ns(j, "dur", timeline_ns(tl, t1) - timeline_ns(tl, t0), NSEC_PER_USEC);
 	json_end_object(j);
 }
 
 /* A counter event ("C"): series `series` of counter `name` is v at t. */
 static void counter(struct json *j, int pid, const char *name, const char *series,
-		    double v, double t, double exec)
+		    double v, double t, const struct timeline *tl)
 {
 	if (t <= 0)
 		return;
@@ -48,7 +47,7 @@ static void counter(struct json *j, int pid, const char *name, const char *serie
 	json_i64(j, "pid", pid);
 	json_i64(j, "tid",
 		 0); /* a counter is the process's (Perfetto keys it by pid and name) */
-	json_double(j, "ts", (t - exec) * USEC_PER_SEC);
+	json_ns(j, "ts", timeline_ns(tl, t), NSEC_PER_USEC);
 	json_begin_object(j, "args");
 	json_double(j, series, v);
 	json_end_object(j);
@@ -56,7 +55,7 @@ static void counter(struct json *j, int pid, const char *name, const char *serie
 }
 
 /* The two frontiers as counter tracks on the run's clock: eager's MiB populated, the guest's touched. */
-static void frontiers(struct json *j, const struct run_view *r, int pid, double exec)
+static void frontiers(struct json *j, const struct run_view *r, int pid)
 {
 	struct eager_thread_facts et;
 	const struct mvm_rec_progress *p;
@@ -68,21 +67,21 @@ static void frontiers(struct json *j, const struct run_view *r, int pid, double 
 		for (unsigned k = 0; k < et.npoints; k++)
 			counter(j, pid, "eager populated (MiB)", series,
 				(double)et.points[k].bytes / BYTES_PER_MIB,
-				et.points[k].t, exec);
+				et.points[k].t, r->tl);
 	}
 	p = records_progress(r->rec, &n);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(series, sizeof(series), "vCPU %u", p[i].vcpu);
 		counter(j, pid, "guest touched (MiB)", series,
 			(double)p[i].bytes_done / BYTES_PER_MIB,
-			timeline_guest_time(r->tl, p[i].tsc), exec);
+			timeline_guest_time(r->tl, p[i].tsc), r->tl);
 	}
 }
 
 static void one_run(struct json *j, const struct run_view *r, int pid, const char *label)
 {
 	const struct timeline *tl = r->tl;
-	double exec = timeline_time(tl, PHASE_EXEC), t, prev = 0, t0, t1;
+	double t, prev = 0, t0, t1;
 	struct eager_thread_facts et;
 	char name[48];
 	int guest;
@@ -95,7 +94,7 @@ static void one_run(struct json *j, const struct run_view *r, int pid, const cha
 
 		if (i)
 			span(j, pid, guest ? TID_VCPU : TID_SETUP, phase_name(p),
-			     guest ? "guest" : "vmm", prev, t, exec);
+			     guest ? "guest" : "vmm", prev, t, tl);
 		prev = t;
 	}
 	for (unsigned i = 0; i < vm_nvcpus(r->vm); i++) {
@@ -103,7 +102,7 @@ static void one_run(struct json *j, const struct run_view *r, int pid, const cha
 		meta(j, pid, TID_VCPU + (int)i, "thread_name", name);
 		if (vm_vcpu_span(r->vm, i, &t0, &t1))
 			span(j, pid, TID_VCPU + (int)i, "KVM_RUN loop", "vcpu", t0, t1,
-			     exec);
+			     tl);
 	}
 	/* In the background its threads run beside the vCPUs' KVM_RUN loops, on tracks of their own. */
 	snprintf(name, sizeof(name), "%seager %s%s%s",
@@ -125,9 +124,9 @@ static void one_run(struct json *j, const struct run_view *r, int pid, const cha
 			meta(j, pid, tid, "thread_name", thread);
 		}
 		span(j, pid, tid, et.stopped ? "eager (stopped by the run's end)" : name,
-		     "eager", et.t0, et.t1, exec);
+		     "eager", et.t0, et.t1, tl);
 	}
-	frontiers(j, r, pid, exec);
+	frontiers(j, r, pid);
 }
 
 static void build(struct json *j, const void *arg)

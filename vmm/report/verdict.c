@@ -3,8 +3,6 @@
 
 #include <math.h>
 
-#define NSEC_PER_USEC 1000.0
-
 /* "setup 0.92 ms, first pass 9.4 ms, pf_taken 1798[, uffd faults 1794 (p50 4.1 us)]". */
 static void rank_facts(const struct rank_row *r, FILE *f)
 {
@@ -139,11 +137,11 @@ static void ranking_json(const struct ranking *rk, struct json *j)
 		json_string(j, "mode", r->mode);
 		json_u64(j, "runs", r->runs);
 		json_bool(j, "have_work", r->have_work);
-		spread_write_json(&r->fuw_ms, j, "first_useful_work_ms");
-		spread_write_json(&r->setup_ms, j, "setup_ms");
+		spread_write_json_ms(&r->fuw_ms, j, "first_useful_work_ms");
+		spread_write_json_ms(&r->setup_ms, j, "setup_ms");
 		if (r->restored) /* the same: a restore's setup ends as the guest resumes */
-			spread_write_json(&r->setup_ms, j, "restore_latency_ms");
-		spread_write_json(&r->first_pass_ms, j, "first_pass_ms");
+			spread_write_json_ms(&r->setup_ms, j, "restore_latency_ms");
+		spread_write_json_ms(&r->first_pass_ms, j, "first_pass_ms");
 		spread_write_json(&r->pf_taken, j, "first_pass_pf_taken");
 		if (r->uffd) {
 			spread_write_json(&r->uffd_faults, j, "first_pass_uffd_faults");
@@ -151,7 +149,7 @@ static void ranking_json(const struct ranking *rk, struct json *j)
 		}
 		if (i + 1 < rk->n && r->have_work && rk->row[i + 1].have_work) {
 			json_string(j, "next", rk->row[i + 1].mode);
-			json_double(j, "ahead_ms", r->ahead_ms);
+			json_ms_signed(j, "ahead_ms", r->ahead_ms);
 			json_bool(j, "conclusive_vs_next", r->conclusive_vs_next);
 		}
 		json_end_object(j);
@@ -168,17 +166,17 @@ void verdict_write_json(const struct verdict *v, struct json *j)
 		return;
 	}
 	json_u64(j, "pairs", v->pairs);
-	spread_write_json(&v->eager_cost_ms, j, "eager_cost_ms");
-	spread_write_json(&v->setup_lazy_ms, j, "setup_lazy_ms");
-	spread_write_json(&v->setup_eager_ms, j, "setup_eager_ms");
+	spread_write_json_ms(&v->eager_cost_ms, j, "eager_cost_ms");
+	spread_write_json_ms(&v->setup_lazy_ms, j, "setup_lazy_ms");
+	spread_write_json_ms(&v->setup_eager_ms, j, "setup_eager_ms");
 	json_bool(j, "have_work", v->have_work);
 	if (v->have_work) {
-		spread_write_json(&v->first_pass_lazy_ms, j, "first_pass_lazy_ms");
-		spread_write_json(&v->first_pass_eager_ms, j, "first_pass_eager_ms");
-		json_double(j, "first_touch_saved_ms", v->saved_ms);
+		spread_write_json_ms(&v->first_pass_lazy_ms, j, "first_pass_lazy_ms");
+		spread_write_json_ms(&v->first_pass_eager_ms, j, "first_pass_eager_ms");
+		json_ms_signed(j, "first_touch_saved_ms", v->saved_ms);
 		json_bool(j, "first_touch_saved_conclusive", v->saved_conclusive);
-		spread_write_json(&v->fuw_lazy_ms, j, "first_useful_work_lazy_ms");
-		spread_write_json(&v->fuw_eager_ms, j, "first_useful_work_eager_ms");
+		spread_write_json_ms(&v->fuw_lazy_ms, j, "first_useful_work_lazy_ms");
+		spread_write_json_ms(&v->fuw_eager_ms, j, "first_useful_work_eager_ms");
 		json_string(j, "sooner", v->sooner);
 		json_bool(j, "sooner_conclusive", v->sooner_conclusive);
 		json_double(j, "touched_bytes", v->touched_bytes);
