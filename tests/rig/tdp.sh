@@ -1,7 +1,7 @@
 # Rig tdp (sourced by tests/rig/run): an AMD machine with SVM and nested
 # paging and two NUMA nodes, emulated by QEMU's TCG (-cpu max). Fast: about
 # 10 s for the minivmm guest's cases, 10-15 s more for each Linux guest's
-# (docs/rigs.md, "Reliability").
+# (docs/guide.md, "Reliability of the Linux guest in the rig").
 rig_title="QEMU -accel tcg -cpu max (AMD SVM + NPT, emulated)"
 rig_vendor=svm
 rig_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd)
