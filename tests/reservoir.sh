@@ -129,7 +129,7 @@ else
 	# the emulated host the tree is 9p, whose files back no shared writable
 	# mapping: there the disk is an ext4 of the tier's own, on a loop device.
 	DK=$RV
-	if [ "$(stat -f -c %T "$RV")" = v9fs ]; then
+	if [ "$(findmnt -no FSTYPE -T "$RV" 2>/dev/null)" = 9p ]; then
 		DK=$RV/ext4
 		truncate -s 64M /tmp/minivmm-ext4.img && mkfs.ext4 -q -F /tmp/minivmm-ext4.img &&
 			mkdir -p "$DK" && mount -o loop /tmp/minivmm-ext4.img "$DK" && rv_mounts="$DK $rv_mounts" ||

@@ -29,6 +29,12 @@ Everything it runs and checks comes from the lab's own text:
                             as N must; in docs/lab/*.md, docs/guide.md and
                             README.md (say in the text why it moves)
   <!-- lab-number N in LO..HI sh 'COMMAND' -->
+  <!-- lab-number N in LO..HI on shadow|tdp|native ... -->
+                            either, for a number of one kind of paging (PVM's
+                            shadow, or EPT/NPT) or of a KVM on real hardware
+                            (native: a time, not an emulated host's): checked
+                            where the KVM has it, a SKIP elsewhere
+                            (tests/kvm-where says which)
                             the same, its value what COMMAND prints, run where
                             the lab's commands ran, after them, with the check
                             helpers (ratio, counter, pass_s, phase_ms, rl, pop,
@@ -72,6 +78,9 @@ HELPERS = r"""# Helpers for the check blocks of docs/lab/answers.md (sourced by 
 counter() { jq -e --arg p "$2" --arg c "$3" '.timeline[] | select(.phase == $p) | .stats[$c]' "$1"; }
 # paging FILE: shadow or tdp, as the run's platform record says.
 paging() { jq -r '(if .runs then .runs[0] else . end).platform.paging' "$1"; }
+# emulated FILE: true where the run's host was itself emulated (scripts/emu-host:
+# one TCG thread runs every vCPU and thread, times are emulation), else false.
+emulated() { jq -r '(if .runs then .runs[0] else . end).platform.emulated // false' "$1"; }
 # per_fault FILE-N FILE-2N N COUNTER: (counter over workload_end of the 2N run
 # minus that of the N run) / N: one more guest fault, fixed work cancelled.
 per_fault() { awk -v a="$(counter "$1" workload_end "$4")" -v b="$(counter "$2" workload_end "$4")" -v n="$3" 'BEGIN { printf "%.3f", (b - a) / n }'; }
@@ -221,7 +230,7 @@ def without_output(args):
 
 
 NUMBER = re.compile(r"<!-- lab-number (?P<stated>[0-9][0-9,.]*(?:-[0-9][0-9,.]*)?) in (?P<lo>-?[0-9.]+)\.\.(?P<hi>-?[0-9.]+) "
-                    r"(?:from \"(?P<cmd>[^\"]+)\" jq '(?P<jq>[^']+)'|sh '(?P<sh>[^']+)') -->")
+                    r"(?:on (?P<on>shadow|tdp|native) )?(?:from \"(?P<cmd>[^\"]+)\" jq '(?P<jq>[^']+)'|sh '(?P<sh>[^']+)') -->")
 NUMBER_LOOKBACK = 40  # lines above a marker where the number it checks is stated
 NUMBER_DOCS = ("docs/lab/[0-9][0-9]-*.md", "docs/lab/answers.md", "docs/lab/cookbook.md", "docs/lab/README.md",
                "docs/guide.md", "README.md")
@@ -234,11 +243,12 @@ def _stated_re(stated):
 
 
 def number_markers(text):
-    """(line number, stated, lo, hi, command, jq filter, stated-in-text, sh) of
+    """(line number, stated, lo, hi, command, jq filter, stated-in-text, sh, on) of
     every lab-number marker of TEXT; stated-in-text: N appears as written in the
     NUMBER_LOOKBACK lines above it (or on its line, before it). A marker takes its
     value from a run of its own (from "COMMAND" jq 'FILTER') or from a shell
-    command run where the lab's commands ran, after them (sh 'COMMAND')."""
+    command run where the lab's commands ran, after them (sh 'COMMAND'); on:
+    the paging ("shadow" or "tdp") the number is stated for, or None for any."""
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
@@ -246,7 +256,7 @@ def number_markers(text):
             above = NUMBER.sub("", "\n".join(lines[max(0, i - NUMBER_LOOKBACK):i] + [line[:m.start()]]))
             seen = re.search(_stated_re(m.group("stated")), above) is not None
             out.append((i + 1, m.group("stated"), float(m.group("lo")), float(m.group("hi")),
-                        m.group("cmd"), m.group("jq"), seen, m.group("sh")))
+                        m.group("cmd"), m.group("jq"), seen, m.group("sh"), m.group("on")))
     return out
 
 
@@ -474,12 +484,20 @@ def has_commands(script):
 class LabCheck:
     def __init__(self, root, timeout):
         self.root, self.timeout = root, timeout
-        self.passed = self.failed = 0
+        self.passed = self.failed = self.skipped = 0
         self.w = os.path.join(root, WORK)
+        # Where the lab runs: a number stated for one kind of paging is checked there only.
+        where = subprocess.run([os.path.join(root, "tests/kvm-where")], stdout=subprocess.PIPE).stdout.decode()
+        self.paging = "shadow" if "shadow" in where else "tdp"
+        self.emulated = where.startswith("emulated")
 
     def ok(self, name):
         print("PASS lab/" + name, flush=True)
         self.passed += 1
+
+    def skip(self, name, why):
+        print("SKIP lab/%s: %s" % (name, why), flush=True)
+        self.skipped += 1
 
     def no(self, name, why):
         print("FAIL lab/%s: %s" % (name, why), flush=True)
@@ -656,9 +674,15 @@ class LabCheck:
             rel = os.path.relpath(path, self.root)
             if want and path not in chosen:
                 continue
-            for line, stated, lo, hi, cmd, jq, seen, sh in number_markers(open(path).read()):
+            for line, stated, lo, hi, cmd, jq, seen, sh, on in number_markers(open(path).read()):
                 k += 1
                 name = "number-%s:%d" % (rel, line)
+                if on == "native" and self.emulated:
+                    self.skip(name, "a time stated for a KVM on real hardware; this host is emulated")
+                    continue
+                if on in ("shadow", "tdp") and on != self.paging:
+                    self.skip(name, "stated for %s paging; this KVM has %s paging" % (on, self.paging))
+                    continue
                 value = self.number(k, cmd, jq, sh)
                 cmd = cmd or sh
                 if not seen:
@@ -751,5 +775,6 @@ def main(argv):
     status = lc.run([str(int(a)) for a in argv])
     if status in (2, 3):  # nothing was checked: a bad exercise number, no KVM
         return status
-    print("lab-check: %d passed, %d failed in %d s (work in %s)" % (lc.passed, lc.failed, int(time.time() - start), WORK))
+    print("lab-check: %d passed, %d failed, %d skipped in %d s (paging: %s; work in %s)"
+          % (lc.passed, lc.failed, lc.skipped, int(time.time() - start), lc.paging, WORK))
     return status

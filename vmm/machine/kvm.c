@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -87,12 +88,38 @@ void platform_kind(struct platform *p)
 	}
 }
 
+/*
+ * Whether this host is itself an emulated machine, whose clocks count
+ * emulated time: scripts/emu-host says so (MINIVMM_EMULATED=1), and QEMU's
+ * TCG names its CPU "QEMU TCG CPU" (read from /proc/cpuinfo, not guessed).
+ */
+static int host_emulated(void)
+{
+	const char *env = getenv("MINIVMM_EMULATED");
+	char buf[4096];
+	ssize_t n;
+	int fd;
+
+	if (env && !strcmp(env, "1"))
+		return 1;
+	fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, "QEMU TCG CPU") != NULL;
+}
+
 void platform_detect(struct vm *vm)
 {
 	struct platform *p = &vm->plat;
 	long khz;
 
 	platform_kind(p);
+	p->emulated = host_emulated();
 	p->pre_fault =
 		ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_PRE_FAULT_MEMORY) > 0;
 	p->stats_fd = ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) > 0;

@@ -157,6 +157,7 @@ static void run_members(const struct run_view *r, struct json *j)
 	json_string(j, "paging", !plat->kvm[0] ? "none" : plat->tdp ? "tdp" : "shadow");
 	json_bool(j, "pre_fault_memory", plat->pre_fault);
 	json_u64(j, "tsc_khz", plat->tsc_khz);
+	json_bool(j, "emulated", plat->emulated);
 	json_end_object(j);
 
 	json_begin_object(j, "config");

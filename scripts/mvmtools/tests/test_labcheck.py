@@ -89,6 +89,11 @@ class Markdown(unittest.TestCase):
         self.assertEqual(labcheck.stated_value("38,439"), 38439.0)
         # A number inside a longer one, or only in another marker, is not stated.
         self.assertFalse(labcheck.number_markers("138,4390\n<!-- lab-number 38,439 in 1..2 from \"c\" jq '.' -->")[0][6])
+        # A number of one kind of paging says which; others are for any.
+        self.assertEqual([x[8] for x in m], [None, None, None])
+        on = labcheck.number_markers("took 7 here\n<!-- lab-number 7 in 1..9 on shadow sh 'echo 7' -->\n"
+                                     "and 3\n<!-- lab-number 3 in 1..9 on tdp from \"c FILE\" jq '.a' -->")
+        self.assertEqual([(x[1], x[7], x[8]) for x in on], [("7", "echo 7", "shadow"), ("3", None, "tdp")])
 
     def test_rig_case_match(self):
         self.assertEqual(labcheck.without_output("--mem 64M -o x.json guest/guest.bin  -- hello"),
