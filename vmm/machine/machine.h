@@ -234,7 +234,7 @@ struct platform {
 	int stats_fd;	  /* KVM_CAP_BINARY_STATS_FD */
 	int max_vcpus;	  /* KVM_CAP_MAX_VCPUS */
 	uint32_t tsc_khz; /* KVM_GET_TSC_KHZ */
-	int emulated;	  /* the host itself is emulated (QEMU TCG, scripts/emu-host): times are emulation */
+	int emulated; /* the host itself is emulated (QEMU TCG, scripts/emu-host): times are emulation */
 };
 
 /* ---- vm.c, vcpu.c, loop.c, exits.c, end.c, wait.c: the VM ---------------- */

@@ -9,7 +9,9 @@ void platform_print(const struct platform *p, FILE *f)
 		p->tdp ? "tdp" : "shadow",
 		p->pre_fault ? "KVM_PRE_FAULT_MEMORY" : "no KVM_PRE_FAULT_MEMORY",
 		p->tsc_khz,
-		p->emulated ? ", EMULATED host (QEMU TCG): KVM's counts are real, times are an emulated machine's" : "");
+		p->emulated
+			? ", EMULATED host (QEMU TCG): KVM's counts are real, times are an emulated machine's"
+			: "");
 }
 
 static void unclaimed_print(const char *what, const struct io_bus *bus, FILE *f)
