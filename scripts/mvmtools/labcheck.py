@@ -49,6 +49,8 @@ Everything it runs and checks comes from the lab's own text:
                             lab's count. (make test's py tier runs this lint too)
   <!-- lab-sample N -->      above a fenced block: it is output of exercise N's
   <!-- lab-sample run "COMMAND" -->
+  <!-- lab-sample ... on shadow|tdp|native -->
+                            output of that platform only, as a lab-number's
                             commands (or of COMMAND, run from the top directory,
                             OUT in it a scratch directory): its lines must be
                             today's, numbers, paths and the modes' names aside,
@@ -391,13 +393,14 @@ def lint_numbers(text, exercises=None):
 # commands; <!-- lab-sample run "COMMAND" --> (the README): of COMMAND, run from the
 # top directory. Its lines must be today's, numbers aside, in order, from its first
 # line to its last: a line of "..." stands for any lines (what varies run to run).
-SAMPLE = re.compile(r"<!-- lab-sample (?:(?P<n>[0-9]+)|run \"(?P<cmd>[^\"]+)\") -->")
+SAMPLE = re.compile(r"<!-- lab-sample (?:(?P<n>[0-9]+)|run \"(?P<cmd>[^\"]+)\")(?: on (?P<on>shadow|tdp|native))? -->")
 MODE_WORDS = ("background", "replay", "lazy", "eager", "uffd")
 
 
 def sample_blocks(text):
-    """[(line, exercise or None, command or None, [lines])] of every lab-sample marker
-    of TEXT and the fenced block that follows it."""
+    """[(line, exercise or None, command or None, [lines], on)] of every lab-sample
+    marker of TEXT and the fenced block that follows it; on: the platform the
+    output is of (shadow, tdp, native: as a lab-number's), or None for any."""
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
@@ -410,7 +413,7 @@ def sample_blocks(text):
         k = j + 1
         while k < len(lines) and not lines[k].startswith("```"):
             k += 1
-        out.append((i + 1, m.group("n"), m.group("cmd"), lines[j + 1:k]))
+        out.append((i + 1, m.group("n"), m.group("cmd"), lines[j + 1:k], m.group("on")))
     return out
 
 
@@ -428,6 +431,7 @@ def shape(line):
     line = re.sub(r"\S*(results|reservoir)/\S*", "PATH", line)
     line = re.sub(r"[0-9][0-9.,]*", "#", line)
     line = re.sub(r"# (ms|s|us|µs)\b", "# T", line)  # a duration in the units it needs (fmt_duration)
+    line = re.sub(r"# (?:h|min)(?: # (?:min|T))*\b", "# T", line)  # and past a minute ("2 min 18 s")
     for pat, rep in EITHER_WAY:
         line = re.sub(pat, rep, line)
     for w in MODE_WORDS:
@@ -494,6 +498,15 @@ class LabCheck:
     def ok(self, name):
         print("PASS lab/" + name, flush=True)
         self.passed += 1
+
+    def elsewhere(self, on):
+        """Why a number or sample of platform ON (shadow, tdp, native or None)
+        is not checked here, or None when it is."""
+        if on == "native" and self.emulated:
+            return "of a KVM on real hardware; this host is emulated (its times are emulation)"
+        if on in ("shadow", "tdp") and on != self.paging:
+            return "of %s paging; this KVM has %s paging" % (on, self.paging)
+        return None
 
     def skip(self, name, why):
         print("SKIP lab/%s: %s" % (name, why), flush=True)
@@ -677,11 +690,9 @@ class LabCheck:
             for line, stated, lo, hi, cmd, jq, seen, sh, on in number_markers(open(path).read()):
                 k += 1
                 name = "number-%s:%d" % (rel, line)
-                if on == "native" and self.emulated:
-                    self.skip(name, "a time stated for a KVM on real hardware; this host is emulated")
-                    continue
-                if on in ("shadow", "tdp") and on != self.paging:
-                    self.skip(name, "stated for %s paging; this KVM has %s paging" % (on, self.paging))
+                why = self.elsewhere(on)
+                if why:
+                    self.skip(name, why)
                     continue
                 value = self.number(k, cmd, jq, sh)
                 cmd = cmd or sh
@@ -712,8 +723,12 @@ class LabCheck:
         # 6. sample output has today's shape
         for path in docs:
             rel = os.path.relpath(path, self.root)
-            for k, (line, n, cmd, sample) in enumerate(sample_blocks(open(path).read()), 1):
+            for k, (line, n, cmd, sample, on) in enumerate(sample_blocks(open(path).read()), 1):
                 name = "sample-%s:%d" % (rel, line)
+                why = self.elsewhere(on)
+                if why:
+                    self.skip(name, why)
+                    continue
                 if n is not None:
                     if want and n not in want:
                         continue

@@ -147,6 +147,8 @@ class Samples(unittest.TestCase):
     def test_shape(self):
         self.assertEqual(labcheck.shape("  took 9 s (estimated 6 s)"), "took # T (estimated # T)")
         self.assertEqual(labcheck.shape("in 13.8 ms"), labcheck.shape("in 1.234 s"))
+        self.assertEqual(labcheck.shape("took 2 min 18 s (estimated 44 s)"), labcheck.shape("took 9 s (estimated 6 s)"))
+        self.assertEqual(labcheck.shape("took 1 h 2 min"), labcheck.shape("took 7 s"))
         self.assertEqual(labcheck.shape("1. lazy 326.9 [326.2-331.8]"), labcheck.shape("1. eager 12 [1-3]"))
         self.assertEqual(labcheck.shape("... lazy got there sooner, by 1005.5 ms"),
                          labcheck.shape("... inconclusive (the spreads overlap; medians differ by 3 ms)"))
@@ -160,4 +162,4 @@ class Samples(unittest.TestCase):
 
     def test_blocks(self):
         text = "x\n<!-- lab-sample 12 -->\n```\nl1\nl2\n```\n<!-- lab-sample run \"a --out OUT\" -->\n\n```\nr\n```\n"
-        self.assertEqual(labcheck.sample_blocks(text), [(2, "12", None, ["l1", "l2"]), (7, None, "a --out OUT", ["r"])])
+        self.assertEqual(labcheck.sample_blocks(text), [(2, "12", None, ["l1", "l2"], None), (7, None, "a --out OUT", ["r"], None)])
