@@ -7,7 +7,7 @@
 # Bounds (tests/measure measures from outside, getrusage's peak RSS):
 #   a flood ends by its --timeout + HOSTILE_SLACK_S (5 s; 30 in the emulated host), with exit 4 and a
 #   message naming the limit it hit, or exit 5 (--timeout); a run still going
-#   15 s after its timeout is killed and fails. Peak RSS at most
+#   10 s after that is killed and fails. Peak RSS at most
 #   HOSTILE_RSS_MIB (256) MiB plus the guest RAM it touches; stdout at most
 #   32 MiB (the console's 16 MiB limit and the tables); a results file at
 #   most 64 MiB (larger ones are renamed *.oversized so that the schema tier
