@@ -408,9 +408,13 @@ class Report:
 
             out.append("| %s | %s | %s | %s | %s | %s |" % (c, own.fmt_stats(c, "minivmm", 1), own.fmt_stats(c, "prefault", 1),
                                                           r_own.fmt_ratio(c), pages("minivmm"), pages("prefault")))
-            self.hl("eager, --eager=prefault vs --eager=populate | %s | prefault %s s, KVM pages_4k %s |" % (
-                        c, _med(own.get(c, "prefault", 4)), _med(p4.get(c, "prefault", 4), 9)),
-                    "populate %s s, KVM pages_4k %s |" % (_med(own.get(c, "minivmm", 4)), _med(p4.get(c, "minivmm", 4), 9)),
+            def said(tool):
+                return "%s %s s, KVM pages_4k %s, pages_2m %s" % (
+                    "prefault" if tool == "prefault" else "populate", _med(own.get(c, tool, 4)),
+                    _med(p4.get(c, tool, 4), 9), _med(p2.get(c, tool, 4), 9))
+
+            self.hl("eager, --eager=prefault vs --eager=populate%s | %s | %s |" % (self.emu_tag, c, said("prefault")),
+                    "%s |" % said("minivmm"),
                     "%s (time ratio prefault/populate) | - | -" % r_own.fmt_ratio(c))
         out.append("")
         return out
@@ -453,7 +457,10 @@ class Report:
 
         def ms(tool):
             x = s_first.get(c, tool, 4)
-            return "-" if x == "" else "%s ms" % c_g(awk_value(x) * 1000, 3)
+            if x == "":
+                return "-"
+            v = awk_value(x) * 1000
+            return "%s ms" % ("%.0f" % v if v >= 1000 else c_g(v, 3))
 
         for peer in ("qemu-microvm", "qemu-pc"):
             self.hl("exec to first guest instruction%s | 1 GiB lazy | %s | QEMU %s %s |" % (self.emu_tag, ms("minivmm"), peer, ms(peer)),

@@ -9,7 +9,9 @@ import unittest
 from mvmtools import gnuplot, peers
 from mvmtools.tests import REPO
 
-RUNS = ("peers-20261130-150845", "peers-20261130-152222-quick")
+# The last: a --quick run in the emulated KVM host (scripts/emu-host), with
+# --eager=prefault beside populate and lazy.
+RUNS = ("peers-20261130-150845", "peers-20261130-152222-quick", "peers-20261207-042201-quick-emulated")
 
 
 @unittest.skipUnless(gnuplot.available(), "gnuplot is not installed")
@@ -125,7 +127,9 @@ class PrefaultAndEmulated(unittest.TestCase):
         # prefault/populate per round: 1.5 in both; KVM's gauges beside the times.
         self.assertIn("| 1.50 (1.50-1.50) |", row)
         self.assertIn("262144 [262144-262144] (262144-262144), 0 [0-0] (0-0) |", row)
-        self.assertIn("| eager, --eager=prefault vs --eager=populate | 4k 1G t1 | prefault 1.73 s, KVM pages_4k 262144 |", text)
+        self.assertIn("| eager, --eager=prefault vs --eager=populate (EMULATED host: emulated times) | 4k 1G t1 | "
+                      "prefault 1.73 s, KVM pages_4k 262144, pages_2m 0 | populate 1.15 s, KVM pages_4k 12, pages_2m 0 | "
+                      "1.50 (1.50-1.50) (time ratio prefault/populate) | - | - |", text)
 
     def test_first_pass_counts_beside_times(self):
         text = self.render(True, True)
