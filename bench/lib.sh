@@ -108,10 +108,12 @@ bench_ratios() { mvmtools ratios "$1" "$2"; }
 # A private tracefs instance (other users of tracing are not disturbed) with the
 # events that mark: exec of the program, its first guest port write (kvm_pio:
 # the guest's first exit), and each MADV_POPULATE_WRITE call's entry and return.
+# Where tracefs cannot be mounted or an instance set up (BENCH_TRACEFS: another
+# root, for tests), BENCH_TRACE stays empty and BENCH_TRACE_WHY says why.
 BENCH_TRACE=""
 BENCH_TRACE_WHY=""
 bench_trace_open() {
-	local root=/sys/kernel/tracing inst e
+	local root=${BENCH_TRACEFS:-/sys/kernel/tracing} inst e
 	if [ ! -d $root/instances ] && ! mount -t tracefs nodev $root 2>/dev/null; then
 		BENCH_TRACE_WHY="tracefs is not mounted and could not be mounted at $root"
 		return 0
@@ -122,20 +124,28 @@ bench_trace_open() {
 		return 0
 	fi
 	bench_on_exit "echo 0 >'$inst/tracing_on'; echo 0 >'$inst/events/enable'; rmdir '$inst'"
-	echo 0 >"$inst/tracing_on"
-	echo mono >"$inst/trace_clock"
-	echo 4096 >"$inst/buffer_size_kb"
-	echo 1 >"$inst/options/event-fork"
+	# Each setting checked: a kernel that refuses one leaves the bench untraced
+	# (it says why), never stopped by set -e half way through.
+	_bench_trace_set "$inst" tracing_on 0 && _bench_trace_set "$inst" trace_clock mono &&
+		_bench_trace_set "$inst" buffer_size_kb 4096 && _bench_trace_set "$inst" options/event-fork 1 || return 0
 	for e in sched/sched_process_exec kvm/kvm_pio syscalls/sys_enter_madvise \
 		syscalls/sys_exit_madvise; do
 		if [ ! -e "$inst/events/$e/enable" ]; then
 			BENCH_TRACE_WHY="this kernel has no $e trace event"
 			return 0
 		fi
-		echo 1 >"$inst/events/$e/enable"
+		_bench_trace_set "$inst" "events/$e/enable" 1 || return 0
 	done
-	echo 'behavior == 23' >"$inst/events/syscalls/sys_enter_madvise/filter" # MADV_POPULATE_WRITE
+	# MADV_POPULATE_WRITE
+	_bench_trace_set "$inst" events/syscalls/sys_enter_madvise/filter 'behavior == 23' || return 0
 	BENCH_TRACE=$inst
+}
+# _bench_trace_set INSTANCE FILE VALUE: or BENCH_TRACE_WHY says which the kernel refused.
+_bench_trace_set() {
+	if ! echo "$3" 2>/dev/null >"$1/$2"; then
+		BENCH_TRACE_WHY="the kernel refused '$3' in $1/$2"
+		return 1
+	fi
 }
 
 # bench_trace_run TRACE-OUT TIMING-OUT COMMAND...: run COMMAND under run-timed
@@ -188,7 +198,8 @@ bench_trace_parse() {
 		/sched_process_exec:/ && exec == "" { f = $0; sub(/.*filename=/, "", f); sub(/ .*/, "", f)
 			sub(/.*\//, "", f); if (f == exe) exec = ts }
 		/kvm_pio:/ && exec != "" && pio == "" { pio = ts }
-		/sys_madvise\(/ && /behavior: 0x0*17/ { open[pid] = 1; if (first == "" || ts < first) first = ts }
+		# behavior 0x17: kernels print it "0x17" (6.18) or "17" (6.12), hex either way.
+		/sys_madvise\(/ && /behavior: (0x)?0*17\)/ { open[pid] = 1; if (first == "" || ts < first) first = ts }
 		/sys_madvise ->/ && (pid in open) { delete open[pid]; if (ts > last) last = ts }
 		END {
 			printf "%s\t%s\n", (pio != "" ? sprintf("%.9f", pio - exec) : "-"),
@@ -210,4 +221,6 @@ bench_facts() {
 	printf 'load average at start\t%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 	printf 'QEMU\t%s\n' "$(qemu-system-x86_64 --version 2>/dev/null | head -1 || echo -)"
 	printf 'kernel tracing\t%s\n' "${BENCH_TRACE:+tracefs instance (boundaries observed by the kernel)}${BENCH_TRACE_WHY}"
+	[ "${MINIVMM_EMULATED:-}" != 1 ] ||
+		printf 'emulated host\t%s\n' "MINIVMM_EMULATED=1 (scripts/emu-host: QEMU TCG): times are an emulated machine's"
 }

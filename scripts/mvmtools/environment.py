@@ -89,8 +89,9 @@ def markdown(doc, facts, source_name="no results file"):
         row("kernel release", s("kernel_release"))
         row("CPU", "%s (%s family %s model %s stepping %s), %s online" % (
             s("cpu_model"), s("cpu_vendor"), s("cpu_family"), s("cpu_model_number"), s("cpu_stepping"), s("online_cpus")))
-        row("KVM", "%s, %s paging, KVM_PRE_FAULT_MEMORY %s; modules %s" % (
-            jq_text(p.get("kvm")), jq_text(p.get("paging")), "yes" if p.get("pre_fault_memory") else "no", mods))
+        row("KVM", "%s, %s paging, KVM_PRE_FAULT_MEMORY %s; modules %s%s" % (
+            jq_text(p.get("kvm")), jq_text(p.get("paging")), "yes" if p.get("pre_fault_memory") else "no", mods,
+            "; EMULATED host (QEMU TCG): times are emulation" if p.get("emulated") is True else ""))
         row("paging-relevant KVM parameters", ", ".join(paging_params(e)))
         row("THP enabled / defrag", "%s / %s" % (s("thp_enabled"), s("thp_defrag")))
         row("hugetlb pools", ", ".join("%s: %s" % (jq_text(h.get("size")), jq_text(h.get("nr_hugepages")))

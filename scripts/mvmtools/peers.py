@@ -20,6 +20,11 @@ from . import design, environment, gnuplot, headline, sweeptable
 from .numtext import awk_num, awk_value, c_g, ld_g
 from .stats import NUMBER, group_stats, paired_ratios
 
+EMULATED_LINE = ("EMULATED host (QEMU TCG): counts are KVM's own, times are an emulated machine's; "
+                 "do not compare with hardware reports")
+EMULATED_TAG = " (EMULATED host: emulated times)"
+PREFAULT_MODES = ("lazy", "populate", "prefault")
+FIRSTPASS_METRICS = ("eager_s", "setup_s", "first_pass_s", "first_work_s", "pf_taken", "exits", "warm_pf_taken")
 PROPOLIS_MIB = "16000"  # seed 002: "vm_mmap_memseg for a 16,000MiB VM takes a total of about 620ms"
 PROPOLIS_S = "0.620"
 SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "seed-osv-mmap.tsv")
@@ -139,6 +144,23 @@ def _bench_facts(d):
     raise ReportError("%s has neither bench.tsv nor raw/environment.md (the bench's own facts)" % d)
 
 
+def _emulated(d, samples):
+    """The run was in an emulated KVM host (scripts/emu-host): the bench's note
+    (section "emulated"), minivmm's record (.platform.emulated) or the bench's
+    fact (MINIVMM_EMULATED=1) says so."""
+    if any(r and r[0] == "emulated" for r in samples):
+        return True
+    try:
+        with open(os.path.join(d, "environment.json")) as f:
+            doc = json.load(f)
+        if isinstance(doc, dict) and (doc.get("platform") or {}).get("emulated") is True:
+            return True
+    except (OSError, ValueError):
+        pass
+    tsv = os.path.join(d, "bench.tsv")
+    return os.path.exists(tsv) and any(r and r[0] == "emulated host" for r in _read_tsv(tsv))
+
+
 class Report:
     def __init__(self, d):
         self.dir = d
@@ -147,6 +169,9 @@ class Report:
         self.commands = _read_tsv(cpath)[1:] if os.path.exists(cpath) else []
         self.tmp = tempfile.mkdtemp(prefix="peers-report.")
         self.headline = []
+        self.emulated = _emulated(d, self.samples)
+        # Appended to the names of time ratios against QEMU in an emulated host.
+        self.emu_tag = EMULATED_TAG if self.emulated else ""
 
     # --- numbers from samples.tsv -------------------------------------------
     def _counted(self, section, metric):
@@ -170,7 +195,18 @@ class Report:
         return awk_num(m)
 
     def hl(self, *parts):
-        self.headline.append("| %s |" % " ".join(parts))
+        """A row of the headline table; in an emulated host a time's verdict
+        against a hardware target is not judged (the ratio stays, labelled)."""
+        row = " ".join(parts)
+        if self.emulated:
+            head, _, vd = row.rpartition(" | ")
+            if vd.strip() != "-":
+                row = "%s | not judged (EMULATED host)" % head
+        self.headline.append("| %s |" % row)
+
+    def notes(self, section):
+        """The bench's notes of SECTION (cell note 1 why TEXT), one line each."""
+        return [r[5] for r in self.samples if len(r) >= 6 and r[0] == section and r[4] == "why"]
 
     def commands_of(self, section):
         out = ["| cell | tool | command |", "|---|---|---|"]
@@ -236,10 +272,16 @@ class Report:
         r_pop = {p: self.ratios("eager", "populate_s", p, "minivmm") for p in ("qemu", "plain")}
         r_proc = {p: self.ratios("eager", "process_s", p, "minivmm") for p in ("qemu", "plain")}
         r = self.rounds("eager")
-        out += ["## 1. Eager populate: minivmm vs QEMU's prealloc vs a plain process", "",
-                "Same size, threads and page size for all three; per cell the three ran in %s rounds," % r,
-                "rows of a Williams design (`bench_order`: each tool equally often in each position",
-                "and after each other): %s. One warm-up run of" % design.order_rows_text(int(r), ["minivmm", "qemu", "plain"]),
+        pf = any(len(x) >= 3 and x[0] == "eager" and x[2] == "prefault" for x in self.samples)
+        tools = ["minivmm", "prefault", "qemu", "plain"] if pf else ["minivmm", "qemu", "plain"]
+        out += ["## 1. Eager populate: minivmm vs QEMU's prealloc vs a plain process", ""]
+        if pf:
+            out += ["Same size, threads and page size for all; per cell minivmm (`--eager=populate` and",
+                    "`--eager=prefault`), QEMU and the plain process ran in %s rounds," % r]
+        else:
+            out += ["Same size, threads and page size for all three; per cell the three ran in %s rounds," % r]
+        out += ["rows of a Williams design (`bench_order`: each tool equally often in each position",
+                "and after each other): %s. One warm-up run of" % design.order_rows_text(int(r), tools),
                 "minivmm (not counted) comes before the first thread count of each size and page size.",
                 "- **minivmm**: `--eager=populate` with one vCPU thread per populating thread, guest",
                 "  `build/bench/exit-guest.bin` (vCPU 0 exits at its fourth instruction, others park).",
@@ -256,15 +298,21 @@ class Report:
                 "  `syscalls:sys_enter/exit_madvise`, behavior 23); all three populate that way",
                 "  (QEMU 7.2 too). **whole process**: fork to reap (`build/bench/run-timed`),",
                 "  start-up and teardown of the populated memory included.",
-                "- speed ratio = peer's time / minivmm's time (above 1: minivmm faster).", "",
-                "### Populate phase (s)", ""]
+                "- speed ratio = peer's time / minivmm's time (above 1: minivmm faster).", ""]
+        if self.emulated:
+            out += ["Times and their ratios below are an EMULATED host's: QEMU and minivmm both ran on",
+                    "the emulated machine's KVM, side by side; do not compare them with hardware reports.", ""]
+        if not self.traced():
+            out += ["No kernel tracing in this run (%s): the populate phase is each" % self.fact("kernel tracing"),
+                    "tool's own clock (minivmm's `.eager.seconds`, populate-ref's output; none for QEMU).", ""]
+        out += ["### Populate phase (s)", ""]
         # Runs rated against the roofline (--roofline) get minivmm's percentage of its ceiling.
         rated = any(len(x) >= 6 and x[0] == "eager" and x[4] == "ceiling_op" for x in self.samples)
         if rated:
             out += ["minivmm's rate is also given as a percentage of this machine's clear ceiling for its",
                     "backing and thread count (the roofline above), as minivmm rated it (`--roofline`,",
                     "its own clock): median [min-max] of the runs.", ""]
-        out += ["| cell | minivmm | QEMU prealloc | plain process | minivmm GiB/s | QEMU GiB/s | plain GiB/s | QEMU/minivmm | plain/minivmm |" +
+        out += ["| cell | minivmm | QEMU prealloc | plain process | minivmm GiB/s | QEMU GiB/s | plain GiB/s | QEMU/minivmm%s | plain/minivmm |" % self.emu_tag +
                 (" minivmm vs its ceiling |" if rated else ""),
                 "|---|---|---|---|---|---|---|---|---|" + ("---|" if rated else "")]
         for c in e_pop.cells():
@@ -279,11 +327,12 @@ class Report:
                 rate("minivmm"), rate("qemu"), rate("plain"), r_pop["qemu"].fmt_ratio(c), r_pop["plain"].fmt_ratio(c)) +
                 (" %s |" % headline.eager_pct(self, c) if rated else ""))
             for peer in ("qemu", "plain"):
-                self.hl("eager populate | %s | %s s |" % (c, ld_g(e_pop.get(c, "minivmm", 4), 3)),
+                self.hl("eager populate%s | %s | %s s |" % (self.emu_tag if peer == "qemu" else "", c,
+                                                          ld_g(e_pop.get(c, "minivmm", 4), 3)),
                         "%s %s s |" % ("QEMU prealloc" if peer == "qemu" else "plain process", ld_g(e_pop.get(c, peer, 4), 3)),
                         "%s | >= 0.9 | %s" % (r_pop[peer].fmt_ratio(c), r_pop[peer].verdict(c, "0.9")))
         out += ["", "### Whole process, fork to reap (s)", "",
-                "| cell | minivmm | QEMU prealloc | plain process | QEMU/minivmm | plain/minivmm |",
+                "| cell | minivmm | QEMU prealloc | plain process | QEMU/minivmm%s | plain/minivmm |" % self.emu_tag,
                 "|---|---|---|---|---|---|"]
         for c in e_proc.cells():
             out.append("| %s | %s | %s | %s | %s | %s |" % (
@@ -310,9 +359,64 @@ class Report:
             rows.append([x.replace(" ", "_") for x in line])
         out.append(self.plot_bars("eager", "eager populate: GiB/s (median, min-max)", "GiB/s", rows))
         out += ["", "<details><summary>commands</summary>", ""] + self.commands_of("eager") + ["", "</details>", ""]
+        out += self.eager_prefault()
+        counted = any(len(x) >= 6 and x[0] == "eager" and x[4] == "kvm_pages_4k" for x in self.samples)
         out += self.every_sample("eager", "populate_s", "own_s", "process_s", "thp_faults", "max_rss_kib",
-                                 *(("pct_of_ceiling",) if rated else ()))
+                                 *(("pct_of_ceiling",) if rated else ()),
+                                 *(("kvm_pages_4k", "kvm_pages_2m") if counted else ()))
         out += ["", "own_s: the tool's own clock (minivmm's `.eager.seconds`, populate-ref's output; QEMU has none).", ""]
+        return out
+
+    def fact(self, name):
+        """The bench's fact NAME (bench.tsv), "" if it has none."""
+        tsv = os.path.join(self.dir, "bench.tsv")
+        if not os.path.exists(tsv):
+            return ""
+        return next(((r + [""])[1] for r in _read_tsv(tsv) if r and r[0] == name), "")
+
+    def traced(self):
+        """Kernel tracing worked in this run (runs before the fact was kept: it did)."""
+        f = self.fact("kernel tracing")
+        return f == "" or f.startswith("tracefs instance")
+
+    def eager_prefault(self):
+        """minivmm's --eager=prefault beside its --eager=populate, same cells and
+        rounds; or the bench's line saying the platform has no KVM_PRE_FAULT_MEMORY."""
+        skip = self.notes("prefault-skip")
+        if not any(len(x) >= 3 and x[0] == "eager" and x[2] == "prefault" for x in self.samples):
+            return ["### minivmm --eager=prefault", ""] + [n + "." for n in skip] + [""] if skip else []
+        own = self.stats("eager", "own_s")
+        r_own = self.ratios("eager", "own_s", "prefault", "minivmm")
+        p4 = self.stats("eager", "kvm_pages_4k")
+        p2 = self.stats("eager", "kvm_pages_2m")
+        out = ["### minivmm --eager=prefault beside --eager=populate (same cells, same rounds)", "",
+               "`--eager=prefault` populates host memory as `--eager=populate` does, then has KVM build",
+               "the second-level (EPT/NPT) entries (`KVM_PRE_FAULT_MEMORY`), which populate leaves to",
+               "the guest's first touches. Times: minivmm's own clock over its whole eager phase",
+               "(`.eager.seconds`; prefault's kernel-observed MADV_POPULATE_WRITE span, in the samples,",
+               "holds its KVM_PRE_FAULT_MEMORY calls too: it alternates them 2 MiB chunk by chunk).",
+               "Counts: KVM's gauges `pages_4k` and `pages_2m` when the run ended, the second-level",
+               "entries KVM held (KVM's own count, exact in any host).", "",
+               "| cell | --eager=populate (s) | --eager=prefault (s) | prefault/populate (time ratio per round) | populate: KVM pages_4k, pages_2m | prefault: KVM pages_4k, pages_2m |",
+               "|---|---|---|---|---|---|"]
+        for c in own.cells():
+            if "prefault" not in own.tools(c):
+                continue
+
+            def pages(tool):
+                return "%s, %s" % (p4.fmt_stats(c, tool, 1), p2.fmt_stats(c, tool, 1))
+
+            out.append("| %s | %s | %s | %s | %s | %s |" % (c, own.fmt_stats(c, "minivmm", 1), own.fmt_stats(c, "prefault", 1),
+                                                          r_own.fmt_ratio(c), pages("minivmm"), pages("prefault")))
+            def said(tool):
+                return "%s %s s, KVM pages_4k %s, pages_2m %s" % (
+                    "prefault" if tool == "prefault" else "populate", _med(own.get(c, tool, 4)),
+                    _med(p4.get(c, tool, 4), 9), _med(p2.get(c, tool, 4), 9))
+
+            self.hl("eager, --eager=prefault vs --eager=populate%s | %s | %s |" % (self.emu_tag, c, said("prefault")),
+                    "%s |" % said("minivmm"),
+                    "%s (time ratio prefault/populate) | - | -" % r_own.fmt_ratio(c))
+        out.append("")
         return out
 
     def startup(self):
@@ -337,8 +441,11 @@ class Report:
                 "**exec to first guest instruction**: the kernel's `sched_process_exec` of the program to",
                 "its first `kvm_pio` event (the guest's first port write), both from one tracefs",
                 "instance on one clock. **whole process**: fork to reap. Page faults and RSS (from",
-                "`wait4`'s rusage) do not depend on the machine's load: they are the steadier evidence.", "",
-                "| tool | exec to first guest instruction (ms) | whole process (ms) | max RSS (MiB) | page faults (minor) | speed ratio, first instruction (tool/minivmm) | speed ratio, whole process |",
+                "`wait4`'s rusage) do not depend on the machine's load: they are the steadier evidence.", ""]
+        if self.emulated:
+            out += ["Times and their ratios below are an EMULATED host's (QEMU and minivmm on the emulated",
+                    "machine's KVM); page faults and RSS are the same counts as anywhere.", ""]
+        out += ["| tool | exec to first guest instruction (ms) | whole process (ms) | max RSS (MiB) | page faults (minor) | speed ratio, first instruction (tool/minivmm)%s | speed ratio, whole process%s |" % (self.emu_tag, self.emu_tag),
                 "|---|---|---|---|---|---|---|"]
         for t in tools:
             rf = rp = "-"
@@ -350,10 +457,13 @@ class Report:
 
         def ms(tool):
             x = s_first.get(c, tool, 4)
-            return "-" if x == "" else "%s ms" % c_g(awk_value(x) * 1000, 3)
+            if x == "":
+                return "-"
+            v = awk_value(x) * 1000
+            return "%s ms" % ("%.0f" % v if v >= 1000 else c_g(v, 3))
 
         for peer in ("qemu-microvm", "qemu-pc"):
-            self.hl("exec to first guest instruction | 1 GiB lazy | %s | QEMU %s %s |" % (ms("minivmm"), peer, ms(peer)),
+            self.hl("exec to first guest instruction%s | 1 GiB lazy | %s | QEMU %s %s |" % (self.emu_tag, ms("minivmm"), peer, ms(peer)),
                     "%s | >= 15 | %s" % (r_first[peer].fmt_ratio(c), r_first[peer].verdict(c, "15")))
         # Within 1.3x of the floor: kvm-floor's time over minivmm's at least 1 / 1.3.
         self.hl("exec to first guest instruction | 1 GiB lazy | %s | the KVM calls alone (kvm-floor) %s |" % (ms("minivmm"), ms("kvm-floor")),
@@ -514,11 +624,19 @@ class Report:
         total.sort(key=lambda x: "\t".join(x).encode())
         fl_tot = Table(group_stats([[x[0], x[1], x[3]] for x in total], 2))
         fl_tot_r = Table(group_stats(paired_ratios(total, "guest", "host"), 1))
+        modes = [m for m in PREFAULT_MODES if self.has_firstpass(m)]
+        if modes:
+            # The guest with --eager=populate and --eager=prefault ran in the same rounds.
+            sides = ["guest"] + [m for m in modes if m != "lazy"] + ["host"]
+            order_head, order_text = "", ("Rounds: rows of a Williams design over %s, after a host warm-up: %s." % (
+                ", ".join(sides), design.order_rows_text(int(awk_value(self.rounds("firstpass"))), sides)))
+        else:
+            order_head, order_text = " Order", "%s ... after a host warm-up." % " ".join(design.order(2, ["guest", "host"]))
         out += ["### Warm pass: the guest's `flat` workload vs a host process touching the same pages", "",
                 "`flat` touches direct-mapped guest memory (no guest page faults) size after size,",
                 "twice; pass 2 is warm: every page is present in the guest, the shadow page tables and",
-                "the host. The host process does the same in one mapping (`sweep-host --flat`). Order",
-                "%s ... after a host warm-up." % " ".join(design.order(2, ["guest", "host"])), "",
+                "the host. The host process does the same in one mapping (`sweep-host --flat`).%s" % order_head,
+                order_text, "",
                 "| pass 2, all sizes | guest | host | guest/host (time ratio per round) |", "|---|---|---|---|",
                 "| ms per GiB | %s | %s | %s |" % (fl_tot.fmt_stats("warm pass", "guest", 1000),
                                                   fl_tot.fmt_stats("warm pass", "host", 1000), fl_tot_r.fmt_ratio("warm pass")),
@@ -536,11 +654,64 @@ class Report:
         self.hl("warm pass (flat pass 2), ms per GiB | all sizes | %s |" % per_gib("guest"),
                 "Linux process %s |" % per_gib("host"),
                 "%s (guest/host: time ratio, 1 = parity) | - | -" % fl_tot_r.fmt_ratio("warm pass"))
+        out += self.first_pass()
         out += ["", "<details><summary>commands</summary>", ""]
         out += self.commands_of("guest") + self.commands_of("flat")[2:]
         out += ["", "</details>", ""]
         out += self.every_sample("flat", "touch_s") + [""]
+        if modes:
+            out += self.every_sample("firstpass", *FIRSTPASS_METRICS) + [""]
         out += self.every_sample("sweep", "map_s", "touch_s", "unmap_s") + [""]
+        return out
+
+    def has_firstpass(self, mode):
+        return any(len(r) >= 3 and r[0] == "firstpass" and r[2] == mode for r in self.samples)
+
+    def first_pass(self):
+        """The flat workload's first pass: lazy vs --eager=populate vs --eager=prefault,
+        KVM's counts beside the times; or the bench's line naming a platform
+        without KVM_PRE_FAULT_MEMORY."""
+        modes = [m for m in PREFAULT_MODES if self.has_firstpass(m)]
+        if not modes:
+            return []
+        st = {m: self.stats("firstpass", m) for m in FIRSTPASS_METRICS}
+        cell = st["first_pass_s"].cells()[0] if st["first_pass_s"].cells() else ""
+        r_pass = {m: self.ratios("firstpass", "first_pass_s", m, "lazy") for m in modes}
+        r_work = {m: self.ratios("firstpass", "first_work_s", m, "lazy") for m in modes}
+        out = ["", "### First pass: lazy vs --eager=populate vs --eager=prefault (the same `flat` runs)", "",
+               "The guest side above ran lazy; in the same rounds the same guest ran with",
+               "`--eager=populate` (host memory populated before the guest runs) and, where KVM has",
+               "`KVM_PRE_FAULT_MEMORY`, `--eager=prefault` (populate, then KVM builds the EPT/NPT",
+               "entries too). Pass 1 meets every page for the first time. KVM's counts over pass 1",
+               "(the timeline's `first_useful_work` phase: `pf_taken`, `exits`) and over the rest",
+               "(pass 2, warm: `warm pf_taken`) are KVM's own statistics; eager is before the guest",
+               "runs and covers all of `--mem`; exec to the end of pass 1 is minivmm's",
+               "`first_useful_work_ms`: what eager costs or saves in all. Cell: %s." % cell, ""]
+        out += [n + "." for n in self.notes("prefault-skip")]
+        if self.emulated:
+            out += ["Counts are KVM's own; times are an EMULATED host's."]
+        out += ["", "| mode | eager (s) | pass 1 (s) | pass 1 KVM pf_taken | pass 1 KVM exits | pass 2 KVM pf_taken | exec to end of pass 1 (s) | pass 1 time / lazy | exec to end of pass 1 / lazy |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for m in modes:
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                m if m == "lazy" else "--eager=" + m, st["eager_s"].fmt_stats(cell, m, 1),
+                st["first_pass_s"].fmt_stats(cell, m, 1), st["pf_taken"].fmt_stats(cell, m, 1),
+                st["exits"].fmt_stats(cell, m, 1), st["warm_pf_taken"].fmt_stats(cell, m, 1),
+                st["first_work_s"].fmt_stats(cell, m, 1),
+                "-" if m == "lazy" else r_pass[m].fmt_ratio(cell), "-" if m == "lazy" else r_work[m].fmt_ratio(cell)))
+
+        def mode_text(m):
+            return "%s: pass 1 KVM pf_taken %s, %s s" % (m, _med(st["pf_taken"].get(cell, m, 4), 9),
+                                                          _med(st["first_pass_s"].get(cell, m, 4)))
+
+        pairs = [(m, "lazy") for m in modes if m != "lazy"]
+        if "populate" in modes and "prefault" in modes:
+            pairs.append(("prefault", "populate"))
+        for m, base in pairs:
+            rr = self.ratios("firstpass", "first_pass_s", m, base)
+            self.hl("first pass, --eager=%s vs %s%s | %s | %s |" % (m, base if base == "lazy" else "--eager=" + base,
+                                                                   self.emu_tag, cell, mode_text(m)),
+                    "%s |" % mode_text(base), "%s (pass 1 time ratio %s/%s) | - | -" % (rr.fmt_ratio(cell), m, base))
         return out
 
     def headline_section(self):
@@ -617,8 +788,10 @@ class Report:
             except (OSError, ValueError):
                 doc = None
             env_md = environment.markdown(doc, facts, epath)
-        out = ["# minivmm beside its peers, measured side by side", "",
-               "`bench/%s`, started %s. Every number below was measured in this run" % (fact.get("bench command", ""),
+        out = ["# minivmm beside its peers, measured side by side", ""]
+        if self.emulated:
+            out += [EMULATED_LINE, ""]
+        out += ["`bench/%s`, started %s. Every number below was measured in this run" % (fact.get("bench command", ""),
                                                                                     fact.get("bench start (UTC)", "")),
                "and computed from `samples.tsv` by `bench/peers-report`; the commands are quoted",
                "exactly. Medians with [IQR] and (min-max); ratios are taken between the runs of one",
@@ -642,8 +815,11 @@ class Report:
             body += self.flat()
         if self.has("headline"):
             body += headline.section(self) if headline.is_new(self) else self.headline_section()
-        out += ["## Headline", "",
-                "| comparison | cell | minivmm | peer | speed ratio, median (min-max) of pairs | target | verdict |",
+        out += ["## Headline", ""]
+        if self.emulated:
+            out += ["Ratios of times here are an EMULATED host's, both sides measured there; targets are",
+                    "for hardware and not judged (counts, where shown, are KVM's own).", ""]
+        out += ["| comparison | cell | minivmm | peer | speed ratio, median (min-max) of pairs | target | verdict |",
                 "|---|---|---|---|---|---|---|"] + self.headline + [""] + body
         if self.has("timing"):
             out += ["## How long each section took", "", "| section | seconds |", "|---|---|"]
@@ -684,6 +860,11 @@ def gib_of_awk(cell):
     """The plot's reading of a cell's size: up to the first G, after the last space."""
     g = cell.split("G", 1)[0]
     return g.rsplit(" ", 1)[-1]
+
+
+def _med(text, prec=3):
+    """A median's text to PREC significant digits, "-" when there is none."""
+    return "-" if text.strip() in ("", "-") else c_g(awk_value(text), prec)
 
 
 def _numeric_gt0(text):
