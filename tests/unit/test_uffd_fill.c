@@ -236,7 +236,15 @@ void test_restore_cache(void)
 	CHECK_EQ(restore_cache_set(path, 1, &c, err, sizeof(err)), 0);
 	CHECK_EQ(c.file_bytes, RAM);
 	CHECK(c.cached_bytes >= (PAGES - PAGES / 3) * PAGE); /* every data page */
-	CHECK_EQ(restore_cache_set(path, 0, &c, err, sizeof(err)), 0);
+	/* DONTNEED is advice: under load (another emulator, a campaign beside
+	 * the unit tests) a page now and then is still being read back or sits
+	 * in another CPU's LRU batch. A few tries, then the bound. */
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(restore_cache_set(path, 0, &c, err, sizeof(err)), 0);
+		if (c.cached_bytes < RAM / 4)
+			break;
+		usleep(100 * 1000);
+	}
 	CHECK(c.cached_bytes < RAM / 4);
 	unlink(path);
 	CHECK(restore_cache_set(path, 0, &c, err, sizeof(err)) == -ENOENT);
