@@ -145,11 +145,20 @@ static void vcpu_enter(void *cookie, unsigned vcpu, int vcpu_fd)
 	char who[32];
 
 	eager_vcpu_gate(r->eager, r->vm, vcpu);
-	/* The first vCPU to get here marks the guest's entry: another may end the run early. */
-	if (!__atomic_exchange_n(&r->entered, 1, __ATOMIC_ACQ_REL) && !vm_stopping(r->vm))
+	/*
+	 * The first vCPU to get here marks the guest's entry (another may end the
+	 * run early); the others wait for that mark before their first KVM_RUN.
+	 * Without the wait, a vCPU could boot the guest while the marking thread
+	 * was preempted, and a Linux guest's init_start came before its entry
+	 * (seen: -3 ms, two vCPUs in the emulated host under the sanitizers).
+	 */
+	pthread_mutex_lock(&r->entry_lock);
+	if (!r->entered && !vm_stopping(r->vm))
 		timeline_guest_entry_as(r->tl, vcpu_fd,
 					r->restored ? PHASE_GUEST_RESUMED
 						    : PHASE_GUEST_ENTRY);
+	__atomic_store_n(&r->entered, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&r->entry_lock);
 	if (!r->cfg->no_sandbox && !vm_stopping(r->vm)) {
 		snprintf(who, sizeof(who), "vCPU %u", vcpu);
 		enter_sandbox(r, SANDBOX_VCPU, vcpu_fd, who);
@@ -184,6 +193,7 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 	r->cfg = cfg;
 	r->o = *o;
 	pthread_mutex_init(&r->print_lock, NULL);
+	pthread_mutex_init(&r->entry_lock, NULL);
 	r->vm = vm_new(cfg->vm.strict_io, cfg->vm.raw, &hooks);
 	/* "-- help" asks for the guest's list of workloads: it prints, -q or not. */
 	r->console =

@@ -23,10 +23,11 @@ struct run {
 	struct records *rec;
 	pthread_mutex_t
 		print_lock; /* a batch's records are stored and printed together */
-	int entered;	    /* a vCPU marked guest_entry (atomic) */
-	int guest_ran;	    /* a vCPU's first KVM_RUN returned (atomic) */
-	int progress_bar;   /* eager's bar on stderr (a terminal, a big population) */
-	uint8_t *image;	    /* the guest image, read and checked before KVM is opened */
+	pthread_mutex_t entry_lock; /* the first vCPU marks guest_entry under it */
+	int entered;		    /* a vCPU marked guest_entry (atomic) */
+	int guest_ran;		    /* a vCPU's first KVM_RUN returned (atomic) */
+	int progress_bar; /* eager's bar on stderr (a terminal, a big population) */
+	uint8_t *image;	  /* the guest image, read and checked before KVM is opened */
 	uint64_t image_len;
 	int replaying; /* --restore: the snapshot's records go in again (no counters) */
 	/* --snapshot: the directory being written, the records so far, the guest's call. */
