@@ -25,8 +25,9 @@ endif
 HOST_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -MMD -MP \
                 -DMINIVMM_VERSION='"$(VERSION)"'
 # Each room sees only the headers it may use (docs/architecture.md): arrows point
-# one way, vmm (the application) -> vmm/report -> vmm/snapshot -> vmm/measure ->
-# vmm/machine -> devices -> mm -> include, vmm -> vmm/boot -> vmm/machine, and
+# one way, vmm (main) -> vmm/experiment -> vmm/run -> vmm/cli -> vmm/report ->
+# vmm/snapshot -> vmm/measure -> vmm/machine -> devices -> mm -> include,
+# vmm/report -> vmm/boot -> vmm/machine, and
 # guest -> firmware -> include. Inside mm/: paging -> ram -> file -> backing ->
 # the base (mm/ itself), numa -> backing, roofline -> the base; the rooms above
 # mm/ see all of it (INC_mm).
@@ -46,7 +47,10 @@ INC_vmm_boot      := $(INC_vmm_machine) -Ivmm/boot
 INC_vmm_measure   := $(INC_vmm_machine) -Ivmm/measure
 INC_vmm_snapshot  := $(INC_vmm_measure) -Ivmm/snapshot
 INC_vmm_report    := $(INC_vmm_snapshot) -Ivmm/boot -Ivmm/report
-INC_vmm           := $(INC_vmm_report) -Ivmm
+INC_vmm_cli       := $(INC_vmm_report) -Ivmm/cli
+INC_vmm_run       := $(INC_vmm_cli) -Ivmm/run
+INC_vmm_experiment := $(INC_vmm_run) -Ivmm/experiment
+INC_vmm           := $(INC_vmm_experiment) -Ivmm
 INC_firmware      := -Iinclude -Ifirmware
 INC_guest         := $(INC_firmware) -Iguest
 INC_guest_linux   := -Iinclude -Iguest/linux

@@ -132,7 +132,7 @@ int hc_decode(const struct guest_ram *ram, unsigned nvcpus, uint64_t gpa,
 	      struct hc_call *out, char *err, size_t errlen);
 const char *hc_name(uint32_t nr); /* NULL for an unknown number */
 
-/* What devices ask of the VMM that owns them (implemented by vmm/run.c). */
+/* What devices ask of the VMM that owns them (implemented by vmm/run/run.c). */
 struct dev_host {
 	void *cookie;
 	const struct guest_ram *ram;

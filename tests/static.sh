@@ -19,12 +19,15 @@ declare -A INC
 	read -r 'INC[vmm_machine]'
 	read -r 'INC[vmm_measure]'
 	read -r 'INC[vmm_report]'
+	read -r 'INC[vmm_cli]'
+	read -r 'INC[vmm_run]'
 	read -r 'INC[vmm]'
 	read -r 'INC[firmware]'
 } < <(make -s --no-print-directory -j1 print-WARN print-INC_mm_base print-INC_mm_backing print-INC_mm_file \
 	print-INC_mm_ram print-INC_mm_paging print-INC_mm print-INC_devices print-INC_vmm_machine \
-	print-INC_vmm_measure print-INC_vmm_report print-INC_vmm print-INC_firmware)
-[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print thirteen lines"
+	print-INC_vmm_measure print-INC_vmm_report print-INC_vmm_cli print-INC_vmm_run print-INC_vmm \
+	print-INC_firmware)
+[ -n "${INC[firmware]}" ] || echo "FAIL static-setup: make print-WARN print-INC_* did not print fifteen lines"
 CFLAGS_HOST="-std=gnu11 -D_GNU_SOURCE $WARN_FLAGS"
 
 # A copy of the rooms to break on purpose.
@@ -97,7 +100,7 @@ fresh
 edit guest/linux/mvm.c 's/#include "mvm.h"\n/#include "mvm.h"\n#include "firmware.h"\n/' &&
 	caught layering-catches-linux-guest-to-firmware 'guest/linux/mvm.c includes "firmware.h"'
 # Inside vmm/: the machine may not use the measurement, nor the measurement the report,
-# nor the report the application; and the machine's private header stays its own.
+# nor the report the command line; and the machine's private header stays its own.
 fresh
 edit vmm/machine/vm.c 's/#include "internal.h"\n/#include "internal.h"\n#include "measure.h"\n/' &&
 	caught layering-catches-machine-to-measure 'vmm/machine/vm.c includes "measure.h"'
@@ -109,18 +112,26 @@ fresh
 edit vmm/measure/timeline.c 's/#include "measure.h"\n/#include "measure.h"\n#include "report.h"\n/' &&
 	refused layering-build-refuses-measure-to-report vmm_measure vmm/measure/timeline.c 'report.h: No such file'
 fresh
-edit vmm/report/json.c 's/#include "report.h"\n/#include "report.h"\n#include "app.h"\n/' &&
-	refused layering-build-refuses-report-to-app vmm_report vmm/report/json.c 'app.h: No such file'
+edit vmm/report/json.c 's/#include "report.h"\n/#include "report.h"\n#include "cli.h"\n/' &&
+	refused layering-build-refuses-report-to-cli vmm_report vmm/report/json.c 'cli.h: No such file'
+# The application's rooms one way: main -> experiment -> run -> cli.
 fresh
-edit vmm/run.c 's/#include "run_internal.h"\n/#include "run_internal.h"\n#include "internal.h"\n/' &&
-	caught layering-catches-private-header 'vmm/run.c includes "internal.h", which is private to vmm/machine'
-# struct run (vmm/run_internal.h) is vmm/run*.c's alone, even inside vmm/.
+edit vmm/cli/modes.c 's/#include "cli.h"\n/#include "cli.h"\n#include "run.h"\n/' &&
+	caught layering-catches-cli-to-run 'vmm/cli/modes.c includes "run.h"' &&
+	refused layering-build-refuses-cli-to-run vmm_cli vmm/cli/modes.c 'run.h: No such file'
 fresh
-edit vmm/modes.c 's/#include "app.h"\n/#include "app.h"\n#include "run_internal.h"\n/' &&
-	caught layering-catches-run-internal 'vmm/modes.c includes "run_internal.h", which is private to vmm/run*.c'
+edit vmm/run/output.c 's/#include "run.h"\n/#include "run.h"\n#include "experiment.h"\n/' &&
+	refused layering-build-refuses-run-to-experiment vmm_run vmm/run/output.c 'experiment.h: No such file'
 fresh
-edit vmm/run.c 's/#include "run_internal.h"\n/#include "run_internal.h"\n#include "options_internal.h"\n/' &&
-	caught layering-catches-options-internal 'vmm/run.c includes "options_internal.h", which is private to vmm/options*.c'
+edit vmm/run/run.c 's/#include "run_internal.h"\n/#include "run_internal.h"\n#include "internal.h"\n/' &&
+	caught layering-catches-private-header 'vmm/run/run.c includes "internal.h", which is private to vmm/machine'
+# struct run (vmm/run/run_internal.h) is vmm/run/run*.c's alone, even inside vmm/run.
+fresh
+edit vmm/run/output.c 's/#include "run.h"\n/#include "run.h"\n#include "run_internal.h"\n/' &&
+	caught layering-catches-run-internal 'vmm/run/output.c includes "run_internal.h", which is private to vmm/run/run*.c'
+fresh
+edit vmm/run/run.c 's/#include "run_internal.h"\n/#include "run_internal.h"\n#include "options_internal.h"\n/' &&
+	caught layering-catches-options-internal 'vmm/run/run.c includes "options_internal.h", which is private to vmm/cli/options*.c'
 
 # --- calls: no circle, no arrow upwards (tests/static/calls, on the built objects) ---
 if ./tests/static/calls >"$S/calls.log" 2>&1; then pass calls; else fail calls "$(cat "$S/calls.log")"; fi

@@ -1,5 +1,5 @@
 /* minivmm: the options, the output files, the environment, then the experiment. */
-#include "app.h"
+#include "experiment.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 #define FIXTURE	 "tests/fixtures/williams.tsv"
 #define MAX_RUNS 256

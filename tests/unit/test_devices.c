@@ -3,7 +3,7 @@
 
 #include "check.h"
 #include "devices.h"
-#include "app.h" /* run_register_devices: the devices a run has */
+#include "experiment.h" /* run_register_devices: the devices a run has */
 
 static uint8_t mem[1 << 16];
 static struct guest_ram ram = { .hva = mem,

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 #define MB(x) ((uint64_t)(x) << 20)
 

@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 /* A bzImage's first 4 KiB and a kernel after it: the fields linux_kernel_check reads. */
 static size_t make_bzimage(uint8_t *b, size_t cap, uint16_t version, uint16_t xlf)

@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 #include "internal.h" /* struct kvm_facts, kvm_absence_explain */
 
 #define PVM_REASON "kvm-pvm: this kernel is itself a kvm-pvm guest; not binding"

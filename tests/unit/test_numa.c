@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 void test_numa_lists(void)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 void test_parse_size(void)
 {

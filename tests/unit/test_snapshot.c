@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 #define RAM (32ULL << 20)
 

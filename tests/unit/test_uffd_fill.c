@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 
 #define RAM   (8ULL << 20)
 #define PAGE  4096ULL

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "app.h"
+#include "experiment.h"
 #include "internal.h" /* the fabricated VM of the exit-dispatch tests */
 
 void test_bootinfo_fdt(void)

@@ -9,7 +9,7 @@
  * include/minivmm_abi.h) and, beside it, the Linux x86 boot protocol (a
  * bzImage, an initrd, the zero page). It sits above the machine (it reads
  * the VM's NUMA plan for the boot info) and below the application, which
- * chooses the protocol and calls it (vmm/run.c). Prints nothing.
+ * chooses the protocol and calls it (vmm/run/run.c). Prints nothing.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -282,7 +282,7 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 				     SCMP_A0(SCMP_CMP_EQ, fd)); /* before the rename */
 	}
 	/*
-	 * The results and trace go into place at the end (vmm/output.c): an
+	 * The results and trace go into place at the end (vmm/run/output.c): an
 	 * O_TMPFILE linked to its temporary name, renamed over the target, the
 	 * directory synced; a temporary removed on failure or the second
 	 * SIGINT. Only relative to the directories opened before (a path the

@@ -1,11 +1,12 @@
-/* The application: options, one measured run wired together, and the experiment of many runs. */
-#ifndef MINIVMM_APP_H
-#define MINIVMM_APP_H
+/* The command line: options, --compare's modes, what to type instead, the emulated host's line. */
+#ifndef MINIVMM_CLI_H
+#define MINIVMM_CLI_H
 
 /*
- * The top of vmm/: the process (main), its options, the run that wires the
- * machine, the measurement and the report together, and the experiment
- * (--repeat, --compare). May include every room below it.
+ * vmm/cli: the command line made into a struct config (options, checked),
+ * --compare's modes (each a function of the base config), suggestions for a
+ * mistyped word, and where /dev/kvm is missing, the line that runs elsewhere.
+ * Pure but for options_parse's messages; may include every room below vmm/.
  */
 
 #include <limits.h>
@@ -133,95 +134,4 @@ const char *suggest_emu_host(char *buf, size_t len, const char *script, unsigned
  */
 const char *emu_host_hint(const struct config *cfg, char *buf, size_t len);
 
-/* ---- output.c: -o and --trace, written whole or not at all --------------- */
-
-/*
- * -o and --trace: opened, and found writable, before anything runs (the
- * sandbox allows no open(2) later); written through mm_outfile (mm/outfile.c:
- * a temporary beside the file a symlink names, renamed over it at the end),
- * so that a run killed on the way leaves the previous file as it was. "-"
- * is stdout.
- */
-/* 0, or -errno after saying why on stderr (nothing is left then). */
-int output_open(struct mm_outfile *o, const char *opt, const char *path);
-/* fsync and rename over the target (or close one written in place). 0 or -errno, said. */
-int output_commit(struct mm_outfile *o);
-void output_discard(struct mm_outfile *o); /* the temporary goes, the target stays */
-
-enum { OUTPUT_RESULTS, OUTPUT_TRACE, OUTPUT_COUNT };
-struct outputs {
-	struct mm_outfile file[OUTPUT_COUNT];
-	int fds[OUTPUT_COUNT], n;	 /* the open ones, for the sandbox */
-	int dirfds[OUTPUT_COUNT], ndirs; /* their directories, for the final rename */
-};
-/*
- * Open -o and --trace as cfg asks; -1 after saying why. From then on the
- * second SIGINT's immediate exit removes their temporaries too.
- */
-int outputs_open(const struct config *cfg, struct outputs *o);
-void outputs_discard(struct outputs *o); /* what was not committed */
-
-/* ---- run.c: one measured run -------------------------------------------- */
-
-/* How one run is to behave within its experiment. */
-struct run_opts {
-	struct env *env; /* completed before the main thread's sandbox goes on */
-	double t_exec;	 /* this run's "exec": main()'s entry for the first run */
-	const struct outputs *out; /* the sandbox lets the main thread write these */
-	int sandbox_main;	   /* this is the process's last run: sandbox main too */
-	int tables;  /* print the sweep tables as records arrive (one run, not repeats) */
-	int verbose; /* also the platform, eager report, console and timeline */
-};
-
-/*
- * One VM from options to results: the VM, its devices, and the subsystems
- * that measure it, each owning its state. The run wires them together: it
- * is the devices' host (hypercalls) and the VM's hooks. Opaque (run.c).
- */
-struct run;
-/* Everything without KVM: devices wired, subsystems created. NULL when out of memory. */
-struct run *run_new(const struct config *cfg, const struct run_opts *o);
-/* Claim the devices' ports on the VM's bus. 0 or -errno. */
-int run_register_devices(struct run *r);
-/* Set up, run the guest to its end, tear the VM down. Returns the exit status. */
-int run_execute(struct run *r);
-/* Instead of run_execute: the run ends before it starts, as `end`, saying why. The status. */
-int run_refuse(struct run *r, enum run_end end, const char *why);
-/* What ended the run, unclaimed devices, dropped console output, the timeline. */
-void run_report(struct run *r, int status, int timeline);
-/* The run's pieces, for the report; valid until run_free(). */
-void run_view(const struct run *r, struct run_view *v);
-struct vm *run_vm(struct run *r);
-void run_free(struct run *r);
-
-/* ---- experiment.c: one run, --repeat N, --compare, in a Williams order ---- */
-/*
- * The order of an experiment's runs: warmup warm-ups (mode i % nmodes),
- * then repeat rounds, round r the Williams design's row r (ABBA for two
- * modes; scripts/mvmtools/design.py makes the same rows). out: warmup +
- * repeat * nmodes mode indices.
- */
-void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigned *out);
-/*
- * Before any output file is opened: a --compare's list of modes fits the
- * other options. 0, or EXIT_USAGE after a message. (Whether each mode can
- * run on this machine is asked before the first run, which carries a
- * refusal into the results file.)
- */
-int experiment_check(const struct config *cfg);
-/* Writes and commits the output files at the end (or discards one whose writing failed). */
-int experiment_main(const struct config *cfg, struct env *env, struct outputs *o);
-
-/* ---- restore_cache.c: the memory file's page cache before each restore ---- */
-struct restore_cache {
-	uint64_t file_bytes;   /* the memory file's size */
-	uint64_t cached_bytes; /* of it in the page cache afterwards (mincore) */
-};
-/*
- * Cold (warm 0): drop path's page cache (POSIX_FADV_DONTNEED); warm: read
- * its data once. Then count what is cached. 0, or -errno with err set.
- */
-int restore_cache_set(const char *path, int warm, struct restore_cache *out, char *err,
-		      size_t errlen);
-
-#endif /* MINIVMM_APP_H */
+#endif /* MINIVMM_CLI_H */

@@ -1,5 +1,5 @@
 /* -o and --trace: written whole or not at all (mm/outfile.c), or to stdout. */
-#include "app.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 /*
- * The command line's own helpers, private to vmm/options*.c: options.c (the
+ * The command line's own helpers, private to vmm/cli/options*.c: options.c (the
  * option table and the parse) and options_check.c (the checks of the options
  * together, once all are parsed), which calls nothing in options.c.
  */
 #ifndef MINIVMM_OPTIONS_INTERNAL_H
 #define MINIVMM_OPTIONS_INTERNAL_H
 
-#include "app.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <limits.h>

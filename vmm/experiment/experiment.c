@@ -1,5 +1,5 @@
 /* An experiment: one run, --repeat N runs, or --compare's modes, each in a fresh VM, in a Williams order. */
-#include "app.h"
+#include "experiment.h"
 
 #include <dirent.h>
 #include <errno.h>

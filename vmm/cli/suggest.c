@@ -1,5 +1,5 @@
 /* What to type instead: the option name nearest a mistyped one, a command line to paste. */
-#include "app.h"
+#include "cli.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* --compare --restore: before each run, the memory file's page cache dropped (cold) or filled (warm), and what is cached then counted. */
-#include "app.h"
+#include "experiment.h"
 
 #include <errno.h>
 #include <fcntl.h>

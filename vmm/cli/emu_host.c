@@ -1,5 +1,5 @@
 /* Where /dev/kvm is missing: the line that runs this same minivmm command in an emulated KVM host. */
-#include "app.h"
+#include "cli.h"
 
 #include <limits.h>
 #include <string.h>

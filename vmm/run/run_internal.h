@@ -1,12 +1,12 @@
 /*
- * One run's own state, private to vmm/run*.c: run.c wires the run from setup
+ * One run's own state, private to vmm/run/run*.c: run.c wires the run from setup
  * to teardown and calls the two files beside it, run_snapshot.c (--snapshot,
  * --restore) and run_linux.c (a Linux guest, a PC); they call nothing in run.c.
  */
 #ifndef MINIVMM_RUN_INTERNAL_H
 #define MINIVMM_RUN_INTERNAL_H
 
-#include "app.h"
+#include "run.h"
 
 #include <stdarg.h>
 

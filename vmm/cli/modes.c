@@ -1,5 +1,5 @@
 /* --compare's modes: one row each, a function from the options given to the mode's machine. */
-#include "app.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <string.h>

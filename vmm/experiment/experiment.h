@@ -1,0 +1,43 @@
+/* The experiment: one run, --repeat N, --compare, in a Williams order; the page cache before each restore. */
+#ifndef MINIVMM_EXPERIMENT_H
+#define MINIVMM_EXPERIMENT_H
+
+/*
+ * vmm/experiment: the runs of one command line (experiment.c) and the
+ * memory file's page cache before each restore (restore_cache.c). Uses
+ * vmm/run for each run and vmm/cli for the modes.
+ */
+
+#include "run.h"
+
+/* ---- experiment.c: one run, --repeat N, --compare, in a Williams order ---- */
+/*
+ * The order of an experiment's runs: warmup warm-ups (mode i % nmodes),
+ * then repeat rounds, round r the Williams design's row r (ABBA for two
+ * modes; scripts/mvmtools/design.py makes the same rows). out: warmup +
+ * repeat * nmodes mode indices.
+ */
+void experiment_order(unsigned nmodes, unsigned repeat, unsigned warmup, unsigned *out);
+/*
+ * Before any output file is opened: a --compare's list of modes fits the
+ * other options. 0, or EXIT_USAGE after a message. (Whether each mode can
+ * run on this machine is asked before the first run, which carries a
+ * refusal into the results file.)
+ */
+int experiment_check(const struct config *cfg);
+/* Writes and commits the output files at the end (or discards one whose writing failed). */
+int experiment_main(const struct config *cfg, struct env *env, struct outputs *o);
+
+/* ---- restore_cache.c: the memory file's page cache before each restore ---- */
+struct restore_cache {
+	uint64_t file_bytes;   /* the memory file's size */
+	uint64_t cached_bytes; /* of it in the page cache afterwards (mincore) */
+};
+/*
+ * Cold (warm 0): drop path's page cache (POSIX_FADV_DONTNEED); warm: read
+ * its data once. Then count what is cached. 0, or -errno with err set.
+ */
+int restore_cache_set(const char *path, int warm, struct restore_cache *out, char *err,
+		      size_t errlen);
+
+#endif /* MINIVMM_EXPERIMENT_H */
