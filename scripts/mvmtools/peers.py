@@ -245,6 +245,8 @@ class Report:
         log: a logarithmic y axis (rates that span orders of magnitude). The cells'
         names become words on the axis (4k_1G_t1: 4 KiB, 1 GiB, 1 thread)."""
         rows = [rows[0]] + [[bar_label(r[0])] + r[1:] for r in rows[1:]]
+        # An emulated host's times say so on the plot too, not only in the text.
+        title += self.emu_tag
         data = self._write(name + ".dat", "".join("\t".join(r) + "\n" for r in rows))
         n = (len(rows[0]) - 1) // 3
         gp = ["set terminal pngcairo size 1100,640 noenhanced",
@@ -345,11 +347,15 @@ class Report:
             out.append("| %s | %s | %s | %s | %s |" % (c, exp, e_thp.fmt_stats(c, "minivmm", 1),
                                                        e_thp.fmt_stats(c, "qemu", 1), e_thp.fmt_stats(c, "plain", 1)))
         out.append("")
-        rows = [["cell", "minivmm", "lo", "hi", "QEMU", "lo", "hi", "plain", "lo", "hi"]]
+        # --eager=prefault's bar beside --eager=populate's where it ran (same cells, same rounds).
+        bars = ([("minivmm", "minivmm_populate"), ("prefault", "minivmm_prefault")] if pf else
+                [("minivmm", "minivmm")]) + [
+            ("qemu", "QEMU"), ("plain", "plain")]
+        rows = [["cell"] + [w for _, head in bars for w in (head, "lo", "hi")]]
         for c in e_pop.cells():
             g = awk_value(gib_of_awk(c))
             line = [c]
-            for t in ("minivmm", "qemu", "plain"):
+            for t, _ in bars:
                 rr = e_pop.first(c, t)
                 if rr:
                     vals = (_div(g, awk_value(rr[3])), _div(g, awk_value(rr[7])), _div(g, awk_value(rr[6])))
@@ -572,7 +578,8 @@ class Report:
                   for it in range(2) for k in range(4)]
         gp = ["set terminal pngcairo size 1000,700 noenhanced",
               "set output '%s'" % os.path.join(self.dir, "sweep.png"),
-              'set title "OSv\'s touch loop, demand: seconds per size (medians; seed: its figures, 0.000 not drawn)"',
+              'set title "OSv\'s touch loop, demand: seconds per size (medians; seed: its figures, 0.000 not drawn)%s"'
+              % self.emu_tag,
               "set logscale xy", 'set xlabel "MiB"', 'set ylabel "seconds"',
               "set xrange [%r:%r]" % (min(mibs) / 1.15, max(mibs) * 1.15) if mibs else "set autoscale x",
               "set key outside below center horizontal Left reverse height 1.5", "set grid",
