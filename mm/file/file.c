@@ -47,6 +47,18 @@ const char *mm_fs_name(long fs_magic)
 	return "other";
 }
 
+long mm_fd_fs_magic(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) ? 0 : (long)sf.f_type;
+}
+
+int mm_fs_is_shmem(long fs_magic)
+{
+	return fs_magic == TMPFS_MAGIC || fs_magic == HUGETLBFS_MAGIC;
+}
+
 /* Memory-only file systems whose pages are shared memory: shmem and ramfs, 4 KiB. */
 static int shared_memory_fs(long fs_magic)
 {
@@ -208,27 +220,19 @@ static int not_in_dev(const struct mm_file_request *req, const struct mm_backend
 	return -EINVAL;
 }
 
+static int count_data(void *cookie, uint64_t off, uint64_t end)
+{
+	*(uint64_t *)cookie += end - off;
+	return 0;
+}
+
 /* Bytes of [off, off + len) with data (SEEK_DATA/SEEK_HOLE); -1 where the fs cannot say. */
 static int64_t data_bytes(int fd, uint64_t off, uint64_t len)
 {
-	uint64_t end = off + len, data = 0;
-	off_t at = (off_t)off;
+	uint64_t data = 0;
 
-	while ((uint64_t)at < end) {
-		off_t d = lseek(fd, at, SEEK_DATA), h;
-
-		if (d < 0)
-			return errno == ENXIO ? (int64_t)data
-					      : -1; /* ENXIO: holes to EOF */
-		if ((uint64_t)d >= end)
-			break;
-		h = lseek(fd, d, SEEK_HOLE);
-		if (h < 0)
-			return -1;
-		data += ((uint64_t)h < end ? (uint64_t)h : end) - (uint64_t)d;
-		at = h;
-	}
-	return (int64_t)data;
+	return mm_file_each_extent(fd, off, off + len, count_data, &data) ? -1
+									  : (int64_t)data;
 }
 
 /* A --mem-path that is a reservoir's pool file: only a lease may map it. */

@@ -74,6 +74,10 @@ const struct mm_backend *mm_file_backing(long fs_magic, uint64_t fs_page_bytes,
 					 const struct mm_backend *asked, int any_fs,
 					 char *err, size_t errlen);
 const char *mm_fs_name(long fs_magic); /* "ext4" for 0xEF53, ...; "other" if unknown */
+/* The file system of an open file (fstatfs: the descriptor's, never a path's); 0 if it cannot say. */
+long mm_fd_fs_magic(int fd);
+/* tmpfs or hugetlbfs: the page cache is the file's memory (userfaultfd minor faults map it). */
+int mm_fs_is_shmem(long fs_magic);
 /*
  * Map size bytes of req's file into ram (mm_ram_create's file path). As
  * mm_ram_create; on failure ram is reset and its description freed here.
@@ -161,6 +165,16 @@ struct mm_memfile_stats {
  */
 int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
 		     char *err, size_t errlen);
+/*
+ * fn(cookie, start, end) for each data extent of fd within [off, end), in
+ * order and clipped to it (SEEK_DATA/SEEK_HOLE; extents.c, the tree's one
+ * walker). 0 at the end, fn's non-zero return, or -errno of lseek (on a file
+ * system that cannot say: the whole file is data there, which SEEK_DATA
+ * reports by itself).
+ */
+int mm_file_each_extent(int fd, uint64_t off, uint64_t end,
+			int (*fn)(void *cookie, uint64_t off, uint64_t end),
+			void *cookie);
 /* The data extents of fd's first size bytes (SEEK_DATA/SEEK_HOLE), malloc'ed in *out. 0 or -errno with err. */
 int mm_memfile_extents(int fd, uint64_t size, struct gpa_range **out, size_t *n,
 		       char *err, size_t errlen);

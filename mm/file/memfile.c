@@ -107,52 +107,49 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 	return e;
 }
 
+struct extents {
+	struct gpa_range *x;
+	size_t n, cap;
+};
+
+static int add_extent(void *cookie, uint64_t off, uint64_t end)
+{
+	struct extents *e = cookie;
+
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : EXTENTS_MIN;
+		struct gpa_range *y = realloc(e->x, cap * sizeof(*y));
+
+		if (!y)
+			return -ENOMEM;
+		e->x = y;
+		e->cap = cap;
+	}
+	e->x[e->n++] = (struct gpa_range){ off, end - off };
+	return 0;
+}
+
 int mm_memfile_extents(int fd, uint64_t size, struct gpa_range **out, size_t *n,
 		       char *err, size_t errlen)
 {
-	size_t cap = EXTENTS_MIN;
-	struct gpa_range *x = malloc(cap * sizeof(*x));
-	off_t at = 0;
+	struct extents e = { 0 };
+	int r = mm_file_each_extent(fd, 0, size, add_extent, &e);
 
 	*out = NULL;
 	*n = 0;
-	if (!x) {
-		snprintf(err, errlen, "out of memory for the memory file's extents");
-		return -ENOMEM;
-	}
-	while ((uint64_t)at < size) {
-		off_t data = lseek(fd, at, SEEK_DATA), hole;
-
-		if (data < 0 && errno == ENXIO)
-			break; /* nothing but hole to the end */
-		hole = data < 0 ? -1 : lseek(fd, data, SEEK_HOLE);
-		if (data < 0 || hole < 0) {
-			int e = -errno;
-
+	if (r) {
+		free(e.x);
+		if (r == -ENOMEM)
+			snprintf(err, errlen,
+				 "out of memory for the memory file's extents");
+		else
 			snprintf(err, errlen,
 				 "SEEK_DATA/SEEK_HOLE on the memory file: %s",
-				 strerror(-e));
-			free(x);
-			return e;
-		}
-		if ((uint64_t)hole > size)
-			hole = (off_t)size;
-		if (*n == cap) {
-			struct gpa_range *y = realloc(x, 2 * cap * sizeof(*x));
-
-			if (!y) {
-				free(x);
-				snprintf(err, errlen,
-					 "out of memory for the memory file's extents");
-				return -ENOMEM;
-			}
-			x = y;
-			cap *= 2;
-		}
-		x[(*n)++] = (struct gpa_range){ (uint64_t)data, (uint64_t)(hole - data) };
-		at = hole;
+				 strerror(-r));
+		return r;
 	}
-	*out = x;
+	*out = e.x;
+	*n = e.n;
 	return 0;
 }
 

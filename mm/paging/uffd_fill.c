@@ -1,6 +1,8 @@
 /* Userfaultfd paging from a snapshot's memory file: its data found, mapped, and each fault's source page. */
 #include "uffd_internal.h"
 
+#include "file.h"
+
 #include <errno.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -11,24 +13,12 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-static const char *fs_name(int fd)
-{
-	struct statfs s;
-
-	if (fstatfs(fd, &s))
-		return "unknown";
-	if (s.f_type == TMPFS_MAGIC)
-		return "tmpfs";
-	if (s.f_type == HUGETLBFS_MAGIC)
-		return "hugetlbfs";
-	return "other";
-}
-
 int uffd_minor_check(int fd, char *err, size_t errlen)
 {
-	const char *fs = fs_name(fd);
+	long magic = mm_fd_fs_magic(fd);
+	const char *fs = magic ? mm_fs_name(magic) : "unknown";
 
-	if (!strcmp(fs, "tmpfs") || !strcmp(fs, "hugetlbfs"))
+	if (mm_fs_is_shmem(magic))
 		return 0;
 	snprintf(
 		err, errlen,
@@ -37,29 +27,29 @@ int uffd_minor_check(int fd, char *err, size_t errlen)
 	return -EOPNOTSUPP;
 }
 
+struct mark {
+	struct uffd_file *f;
+	uint64_t page;
+};
+
+static int mark_data(void *cookie, uint64_t off, uint64_t end)
+{
+	struct mark *m = cookie;
+
+	for (uint64_t i = off / m->page; i < (end + m->page - 1) / m->page; i++)
+		if (!bit_test(m->f->data, i)) {
+			bit_set(m->f->data, i);
+			m->f->data_bytes += m->page;
+		}
+	return 0;
+}
+
 /* Mark the pages holding data (SEEK_DATA/SEEK_HOLE) in f->data. 0 or -errno. */
 static int find_data(struct uffd_file *f, uint64_t page, uint64_t ram_bytes)
 {
-	off_t off = 0, d, h;
+	struct mark m = { f, page };
 
-	while ((uint64_t)off < ram_bytes) {
-		d = lseek(f->fd, off, SEEK_DATA);
-		if (d < 0)
-			return errno == ENXIO ? 0 : -errno; /* ENXIO: no data after off */
-		h = lseek(f->fd, d, SEEK_HOLE);
-		if (h < 0)
-			return -errno;
-		if ((uint64_t)h > ram_bytes)
-			h = (off_t)ram_bytes;
-		for (uint64_t i = (uint64_t)d / page; i < ((uint64_t)h + page - 1) / page;
-		     i++)
-			if (!bit_test(f->data, i)) {
-				bit_set(f->data, i);
-				f->data_bytes += page;
-			}
-		off = h;
-	}
-	return 0;
+	return mm_file_each_extent(f->fd, 0, ram_bytes, mark_data, &m);
 }
 
 int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen)
@@ -67,6 +57,7 @@ int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen)
 	uint64_t pages = p->ram_bytes / p->page, words = (pages + 63) / 64;
 	struct uffd_file *f;
 	struct stat st;
+	long magic;
 	int r;
 
 	if (fstat(fd, &st)) {
@@ -89,7 +80,8 @@ int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen)
 	f->fd = fd;
 	f->bytes = (uint64_t)st.st_size;
 	f->minor = p->mode == UFFD_MINOR;
-	snprintf(f->fs, sizeof(f->fs), "%s", fs_name(fd));
+	magic = mm_fd_fs_magic(fd);
+	snprintf(f->fs, sizeof(f->fs), "%s", magic ? mm_fs_name(magic) : "unknown");
 	p->file = f; /* uffd_file_free from here on */
 	f->data = calloc(words, sizeof(uint64_t));
 	if (!f->data)

@@ -46,40 +46,38 @@ static int cached_bytes(int fd, uint64_t size, uint64_t *out)
 	return 0;
 }
 
+struct warm {
+	int fd;
+	char *buf;
+};
+
+static int read_extent(void *cookie, uint64_t off, uint64_t end)
+{
+	struct warm *w = cookie;
+
+	while (off < end) {
+		size_t n = end - off < WARM_CHUNK ? (size_t)(end - off) : WARM_CHUNK;
+		ssize_t got = pread(w->fd, w->buf, n, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return got < 0 ? -errno : -EIO;
+		off += (uint64_t)got;
+	}
+	return 0;
+}
+
 /* Read the file's data once (SEEK_DATA/SEEK_HOLE extents, a 1 MiB buffer): its pages cached. */
 static int fill(int fd, uint64_t size)
 {
-	char *buf = malloc(WARM_CHUNK);
-	off_t off = 0, d, h;
-	int r = 0;
+	struct warm w = { fd, malloc(WARM_CHUNK) };
+	int r;
 
-	if (!buf)
+	if (!w.buf)
 		return -ENOMEM;
-	while (!r && (uint64_t)off < size) {
-		d = lseek(fd, off, SEEK_DATA);
-		if (d < 0) {
-			r = errno == ENXIO ? 0 : -errno;
-			break;
-		}
-		h = lseek(fd, d, SEEK_HOLE);
-		if (h < 0) {
-			r = -errno;
-			break;
-		}
-		for (off = d; !r && off < h;) {
-			size_t n = (uint64_t)(h - off) < WARM_CHUNK ? (size_t)(h - off)
-								    : WARM_CHUNK;
-			ssize_t got = pread(fd, buf, n, off);
-
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0)
-				r = got < 0 ? -errno : -EIO;
-			else
-				off += got;
-		}
-	}
-	free(buf);
+	r = mm_file_each_extent(fd, 0, size, read_extent, &w);
+	free(w.buf);
 	return r;
 }
 
