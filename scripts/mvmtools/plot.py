@@ -30,6 +30,7 @@ median by first useful work (the title says which run).
 A table row is the all-vCPU record of a --parallel run, else vCPU 0's.
 """
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -49,6 +50,7 @@ PHASE_COLORS = {
 }
 # A phase shorter than this share of the tallest bar cannot be seen: drawn, not listed.
 VISIBLE_SHARE = 0.01
+ZOOM_RATIO = 5  # compare_plot: a mode this many times shorter than the tallest is drawn again, on its own scale
 ZERO_FLOOR = 0.5  # where a counter's 0 is drawn on a log axis
 TERMINALS = {"png": "pngcairo size 1000,650", "svg": "svg size 1000,650"}
 
@@ -305,13 +307,45 @@ def compare_plot(res, out, term, tmp):
             med[(m, name)] = d.get("median", 0) if d.get("n") else 0
     known = list(PHASE_COLORS)
     phases.sort(key=lambda n: known.index(n) if n in known else len(known))
-    tallest = max(sum(med.get((m, p), 0) for p in phases) for m in modes) or 1
-    stack = os.path.join(tmp, "stack.dat")
+    totals = {m: sum(med.get((m, p), 0) for p in phases) for m in modes}
+    tallest = max(totals.values()) or 1
+    # A mode many times slower than the others (a restore's uffd beside copy)
+    # flattens them on one linear axis: they get a panel of their own scale.
+    short = [m for m in modes if totals[m] * ZOOM_RATIO <= tallest]
+    title = "%s: %s; %s; bars: median duration of each phase, points: each run" % (
+        " vs ".join(mode_title(res, m) for m in modes), what_ran(res),
+        ", ".join("%s %s" % (m, runs_text(res, m)) for m in modes))
+    gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
+          "set style data histograms", "set style histogram rowstacked",
+          "set style fill solid 0.85 border -1", "set boxwidth 0.5", 'set ylabel "ms since exec"',
+          "set datafile separator \"\\t\"", "set datafile missing \"NaN\""]
+    if short and len(short) < len(modes):
+        gp[0] = "set terminal %s noenhanced" % re.sub(r"size \d+,\d+", "size 1250,780", term)
+        # Both panels the same height; the one key under them, across the canvas.
+        gp += ["set multiplot layout 1,2 margins 0.08,0.98,0.40,0.84 spacing 0.08 title %s"
+               % gnuplot.quote(_wrap(title, 110)),
+               'set key at screen 0.5,0.31 center top vertical maxrows 5 Left reverse invert '
+               'title "phase (the stack, top first)"']
+        gp += _stack_panel(res, modes, phases, med, tallest, tmp, "all", "every mode, one scale")
+        gp += ["unset key"]
+        gp += _stack_panel(res, short, phases, med, max(totals[m] for m in short) or 1, tmp, "short",
+                           "the modes under 1/%d of the tallest, on their own scale" % ZOOM_RATIO)
+        gp.append("unset multiplot")
+    else:
+        gp += ["set title %s" % gnuplot.quote(_wrap(title, 70)),
+               'set key outside right invert title "phase (the stack, top first)"']
+        gp += _stack_panel(res, modes, phases, med, tallest, tmp, "all", None)
+    return gp
+
+
+def _stack_panel(res, modes, phases, med, tallest, tmp, name, subtitle):
+    """One panel of compare_plot: the modes' stacked phases and each run's points."""
+    stack = os.path.join(tmp, "stack-%s.dat" % name)
     with open(stack, "w") as f:
         for m in modes:
             f.write(m + "\t" + "\t".join(repr(float(med.get((m, p), 0))) for p in phases) + "\n")
     # Each measured run's end and first useful work, spread across its bar.
-    pts = os.path.join(tmp, "runs.dat")
+    pts = os.path.join(tmp, "runs-%s.dat" % name)
     with open(pts, "w") as f:
         for i, m in enumerate(modes):
             runs = res.measured(m)
@@ -334,17 +368,8 @@ def compare_plot(res, out, term, tmp):
             gnuplot.quote(PHASE_COLORS.get(p, gnuplot.color(j)))))
     plots.append("%s using 1:2 with points pt 7 ps 1.2 lc rgb \"#000000\" title \"each run: end (vm_exit)\"" % gnuplot.quote(pts))
     plots.append("%s using 1:3 with points pt 9 ps 1.4 lc rgb \"#cc0000\" title \"each run: first useful work\"" % gnuplot.quote(pts))
-    title = "%s: %s; %s; bars: median duration of each phase, points: each run" % (
-        " vs ".join(mode_title(res, m) for m in modes), what_ran(res),
-        ", ".join("%s %s" % (m, runs_text(res, m)) for m in modes))
-    gp = ["set terminal %s noenhanced" % term, "set output %s" % gnuplot.quote(out),
-          "set title %s" % gnuplot.quote(_wrap(title, 70)), "set style data histograms",
-          "set style histogram rowstacked", "set style fill solid 0.85 border -1", "set boxwidth 0.5",
-          'set ylabel "ms since exec"', 'set key outside right invert title "phase (the stack, top first)"',
-          "set yrange [0:*]",
-          "set datafile separator \"\\t\"", "set datafile missing \"NaN\"", "set xrange [-0.6:%g]" % (len(modes) - 0.4),
-          "plot " + ", ".join(plots)]
-    return gp
+    return (["set title %s" % gnuplot.quote(subtitle)] if subtitle else []) + [
+        "set yrange [0:*]", "set xrange [-0.6:%g]" % (len(modes) - 0.4), "plot " + ", ".join(plots)]
 
 
 # --- time to responsiveness: the frontiers -----------------------------------------------

@@ -153,6 +153,34 @@ class Drawn(unittest.TestCase):
         self.assertIn("each run: end (vm_exit)", gp)
         self.assertIn("lazy 2 runs (+1 warm-up), eager 2 runs", gp)
 
+    def test_compare_one_scale_when_alike(self):
+        gp = self.script(plot.compare_plot, results.load(fixture("results", "compare3.json")))
+        self.assertNotIn("multiplot", gp)
+
+    def test_compare_zooms_the_short_modes(self):
+        # A restore's uffd many times slower than the others flattened them: they
+        # are drawn again on their own scale, in a panel of their own.
+        res = results.load(fixture("results", "compare3.json"))
+        for p in res.doc["aggregate"]["uffd"]["phases"]:
+            if (p.get("dur_ms") or {}).get("n"):
+                p["dur_ms"]["median"] *= 50
+        gp = self.script(plot.compare_plot, res)
+        self.assertIn("set multiplot layout 1,2", gp)
+        plots = [line for line in gp.split("\n") if line.startswith("plot ")]
+        self.assertEqual(len(plots), 2)
+        self.assertIn("stack-all.dat", plots[0])
+        self.assertIn("stack-short.dat", plots[1])
+        with open(os.path.join(self.tmp, "stack-short.dat")) as f:
+            self.assertEqual([line.split("\t")[0] for line in f], ["lazy", "eager"])
+        self.assertIn("under 1/%d of the tallest" % plot.ZOOM_RATIO, gp)
+        # gnuplot draws it (both panels) without a complaint.
+        script = os.path.join(self.tmp, "o.gp")
+        with open(script, "w") as f:
+            f.write(gp + "\n")
+        ok, err = gnuplot.run(script)
+        self.assertTrue(ok, err)
+        self.assertGreater(os.path.getsize(os.path.join(self.tmp, "o.png")), 0)
+
     def test_distinct_colours(self):
         files = [results.load(fixture("results", f)) for f in ("flat.json", "parallel.json")]
         gp = self.script(plot.sweep_plot, files, "pf_taken")
