@@ -36,7 +36,7 @@ static void split(const char *path, char *dir, char *base, size_t len)
 	snprintf(base, len, "%s", basename(b));
 }
 
-/* The temporary name (in dir_fd) and what its directory holds, when it is a directory of ours. */
+/* Remove the temporary name (in dir_fd) and its two files, when it is a directory of ours. */
 static void remove_tree(int dir_fd, const char *name)
 {
 	struct stat st, tst;
@@ -51,8 +51,8 @@ static void remove_tree(int dir_fd, const char *name)
 	if (!fstat(t, &tst) && tst.st_dev == st.st_dev && tst.st_ino == st.st_ino) {
 		unlinkat(t, SNAP_STATE_FILE, 0);
 		unlinkat(t, SNAP_MEMORY_FILE, 0);
-		unlinkat(dir_fd, name,
-			 AT_REMOVEDIR); /* fails on a link or what is not empty */
+		/* Fails on a link put there since, or on what is not empty. */
+		unlinkat(dir_fd, name, AT_REMOVEDIR);
 	}
 	close(t);
 }
