@@ -131,6 +131,14 @@ struct hc_call {
 int hc_decode(const struct guest_ram *ram, unsigned nvcpus, uint64_t gpa,
 	      struct hc_call *out, char *err, size_t errlen);
 const char *hc_name(uint32_t nr); /* NULL for an unknown number */
+/*
+ * The per-record checks of one batch of n records of kind (copied, 8-aligned),
+ * for a guest of nvcpus vCPUs: the ones every MVM_HC_RECORDS call passes, and
+ * the ones a snapshot's saved batches pass again before --restore replays
+ * them. Pure. 0, or -EINVAL with the record and what is wrong in err.
+ */
+int hc_records_check(uint32_t kind, const void *recs, uint32_t n, unsigned nvcpus,
+		     char *err, size_t errlen);
 
 /* What devices ask of the VMM that owns them (implemented by vmm/run/run.c). */
 struct dev_host {

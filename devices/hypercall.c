@@ -169,6 +169,26 @@ static int check_rec_order(const struct mvm_rec_order *r, uint32_t n, unsigned n
 	return 0;
 }
 
+int hc_records_check(uint32_t kind, const void *recs, uint32_t n, unsigned nvcpus,
+		     char *err, size_t errlen)
+{
+	if (kind == 0 || kind >= ARRAY_SIZE(rec_size))
+		return violation(err, errlen, "unknown record kind %u", kind);
+	if (n > MVM_RECORDS_MAX)
+		return violation(err, errlen, "%u records in one call (limit %u)", n,
+				 MVM_RECORDS_MAX);
+	switch (kind) {
+	case MVM_REC_SWEEP:
+		return check_rec_sweep(recs, n, nvcpus, err, errlen);
+	case MVM_REC_TOUCH:
+		return check_rec_touch(recs, n, nvcpus, err, errlen);
+	case MVM_REC_PROGRESS:
+		return check_rec_progress(recs, n, nvcpus, err, errlen);
+	default:
+		return check_rec_order(recs, n, nvcpus, err, errlen);
+	}
+}
+
 /* Copy the records out of the guest once, then check the copy: the handler passes on only it. */
 static int check_records(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
 			 char *err, size_t errlen)
@@ -189,17 +209,7 @@ static int check_records(const struct guest_ram *ram, unsigned nvcpus, struct hc
 			err, errlen, "records at 0x%llx+%llu are outside guest RAM",
 			(unsigned long long)a->recs_gpa, (unsigned long long)bytes);
 	memcpy(&c->recs, src, bytes);
-	switch (a->kind) {
-	case MVM_REC_SWEEP:
-		return check_rec_sweep(c->recs.sweep, a->count, nvcpus, err, errlen);
-	case MVM_REC_TOUCH:
-		return check_rec_touch(c->recs.touch, a->count, nvcpus, err, errlen);
-	case MVM_REC_PROGRESS:
-		return check_rec_progress(c->recs.progress, a->count, nvcpus, err,
-					  errlen);
-	default:
-		return check_rec_order(c->recs.order, a->count, nvcpus, err, errlen);
-	}
+	return hc_records_check(a->kind, &c->recs, a->count, nvcpus, err, errlen);
 }
 
 static int check_park(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,

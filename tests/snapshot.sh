@@ -76,6 +76,7 @@ jq_true snap-continue-results "$S/continue.json" '.exit.reason == "guest-exit" a
 expect snap-continue-restore 0 '' 'after the restore: match' -- $MINIVMM --restore "$S/SC" --restore-mode private
 
 # --- bad input ------------------------------------------------------------------
+SA=$(cd "$S" && pwd) # links name it absolutely
 bad_copy() { rm -rf "$S/$1" && cp -a --sparse=always "$S/S1" "$S/$1"; }
 bad_copy T1 && truncate -s 100 "$S/T1/state"
 expect snap-bad-truncated-state 2 'state file is truncated' '' -- $MINIVMM --restore "$S/T1"
@@ -84,8 +85,13 @@ expect snap-bad-short-state 2 'state file is truncated' '' -- $MINIVMM --restore
 bad_copy T3 && printf '\x5a' | dd of="$S/T3/state" bs=1 seek=5000 conv=notrunc status=none
 expect snap-bad-changed-byte 2 'corrupt: its checksum does not match' '' -- $MINIVMM --restore "$S/T3"
 bad_copy T4 && printf '\x07\x00\x00\x00' | dd of="$S/T4/state" bs=1 seek=8 conv=notrunc status=none
-expect snap-bad-format-version 2 'snapshot format version 7; this minivmm reads version 1' '' -- $MINIVMM --restore "$S/T4"
-bad_copy T5 && printf '\x04\x00\x00\x00' | dd of="$S/T5/state" bs=1 seek=12 conv=notrunc status=none
+expect snap-bad-format-version 2 'snapshot format version 7; this minivmm reads version 2' '' -- $MINIVMM --restore "$S/T4"
+# Format 1's checksum left the header out: such a snapshot is refused, saying so.
+bad_copy TV && ./tests/snap-state "$S/TV/state" header format_version 1
+expect snap-bad-format-1 2 'snapshot format version 1, whose checksum left its header out; this minivmm reads version 2: take the snapshot again' '' -- \
+	$MINIVMM --restore "$S/TV"
+# tests/snap-state edits a state file as a writer would: the checksum made right again.
+bad_copy T5 && ./tests/snap-state "$S/T5/state" header abi_version 4
 expect snap-bad-abi 2 'built for ABI 4; this minivmm restores guests of ABI 5' '' -- $MINIVMM --restore "$S/T5"
 bad_copy T6 && truncate -s 16M "$S/T6/memory"
 expect snap-bad-short-memory 2 'the memory file is 16777216 bytes, the guest.s RAM 33554432: truncated' '' -- $MINIVMM --restore "$S/T6"
@@ -96,6 +102,26 @@ expect snap-bad-no-state 2 'the snapshot has no state file' '' -- $MINIVMM --res
 expect snap-bad-no-dir 2 'no such snapshot directory' '' -- $MINIVMM --restore "$S/nonexistent"
 printf 'garbage' >"$S/T9.state" && bad_copy T9 && cp "$S/T9.state" "$S/T9/state"
 expect snap-bad-not-a-snapshot 2 'truncated: 7 bytes' '' -- $MINIVMM --restore "$S/T9"
+# Issue 38: a snapshot is trusted input; what minivmm can check, it does.
+# The header is inside the checksum: a field changed with the body's checksum
+# made right (all that format 1 summed) is corruption, not another backing.
+bad_copy TH && ./tests/snap-state --checksum body "$S/TH/state" header backing memfd
+expect snap-bad-header-field 2 'corrupt: its checksum does not match' '' -- $MINIVMM --restore "$S/TH"
+# A saved record batch passes the checks a guest's call does before it is replayed.
+bad_copy TR && ./tests/snap-state "$S/TR/state" record sweep workload 9
+expect snap-bad-record 2 'record batch [0-9]+ holds records a guest.s call would have been refused for: sweep record 0: unknown workload 9' '' -- \
+	$MINIVMM --restore "$S/TR"
+# The files are regular files in the directory: a link is not followed out of it.
+bad_copy TL && rm "$S/TL/memory" && ln -s "$SA/S1/memory" "$S/TL/memory"
+expect snap-bad-memory-symlink 2 'its memory file is a symbolic link' '' -- $MINIVMM --restore "$S/TL"
+bad_copy TS && mv "$S/TS/state" "$S/TS.state" && ln -s "$SA/TS.state" "$S/TS/state"
+expect snap-bad-state-symlink 2 'its state file is a symbolic link' '' -- $MINIVMM --restore "$S/TS"
+ln -sfn "$SA/S1" "$S/TD"
+expect snap-bad-dir-symlink 2 'a symbolic link; name the snapshot directory itself' '' -- $MINIVMM --restore "$S/TD"
+# A FIFO named state is refused at once, not waited on (a local directory: 9p's FIFOs are the host's).
+F=$(mktemp -d) && cp -a --sparse=always "$S/S1" "$F/TF" && rm "$F/TF/state" && mkfifo "$F/TF/state"
+CASE_TIMEOUT=20 expect snap-bad-state-fifo 2 'its state file is a FIFO' '' -- $MINIVMM --restore "$F/TF"
+rm -rf "$F"
 # A changed byte in guest memory is the guest's to see: its checksum differs (exit 4).
 gpa=$(jq '.touch_order[0].gpa // empty' "$S/copy.json" 2>/dev/null)
 if [ -n "$gpa" ]; then
@@ -148,6 +174,41 @@ else
 fi
 expect snap-after-sigkill 0 '' '' -- $MINIVMM -q --mem 32M --snapshot "$S/K" "$GUEST" -- $FLAT --snapshot-after 1
 ls -d "$S"/K.minivmm-*.tmp >/dev/null 2>&1 && fail snap-sigkill-temporary-cleared "$(ls -d "$S"/K.minivmm-*)" || pass snap-sigkill-temporary-cleared
+# A stale temporary that is a link (a shared /tmp: anyone can plant one) is not
+# followed: the files in the directory it names survive.
+mkdir -p "$S/victim" && echo keep >"$S/victim/state" && echo keep >"$S/victim/memory"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+ln -sfn "$SA/victim" "$S/SV.minivmm-$dead.tmp"
+expect snap-stale-link 0 '' '' -- $MINIVMM -q --mem 32M --snapshot "$S/SV" "$GUEST" -- hello
+[ -f "$S/victim/state" ] && [ -f "$S/victim/memory" ] && pass snap-stale-link-not-followed ||
+	fail snap-stale-link-not-followed "$(ls -la "$S/victim")"
+# NAME made while the guest runs (an empty directory too) is not replaced at
+# the rename: appeared NAME DIR. On 9p renameat2 RENAME_NOREPLACE is EINVAL
+# (the mkdir claim); on a local tmpfs it is the rename itself.
+appeared() {
+	local name=$1 d=$2 pid rc
+	$MINIVMM -q --mem 32M --snapshot "$d/SE" "$GUEST" -- $FLAT --snapshot-after 2 >"$OUT/$name.out" 2>"$OUT/$name.err" &
+	pid=$!
+	for _ in $(seq 2000); do
+		[ -d "$d/SE.minivmm-$pid.tmp" ] && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.01
+	done
+	mkdir "$d/SE"
+	wait $pid
+	rc=$?
+	if [ $rc = 2 ] && grep -q 'SE: something was put there while the guest ran; it is not replaced' "$OUT/$name.err" &&
+		[ -z "$(ls -A "$d/SE")" ] && ! ls -d "$d"/SE.minivmm-* >/dev/null 2>&1; then
+		pass "$name"
+	else
+		fail "$name" "status $rc: $(head -c 300 "$OUT/$name.err"); SE: $(ls -A "$d/SE" | head -3)"
+	fi
+}
+appeared snap-bad-appeared-dir "$S"
+F=$(mktemp -d) && appeared snap-bad-appeared-dir-local "$F"
+rm -rf "$F"
 # A guest asking again and again: the first is honoured, the rest refused, and past 64 the run ends.
 expect snap-storm 0 '' 'snapshot-storm: 10 asked, 1 taken, 9 refused' -- \
 	$MINIVMM --mem 32M --snapshot "$S/ST" --snapshot-continue -o "$S/storm.json" "$GUEST" -- snapshot-storm 10
@@ -155,4 +216,4 @@ jq_true snap-storm-results "$S/storm.json" '.snapshot.asks == 10 and .snapshot.t
 expect snap-storm-bounded 4 'guest asked for a snapshot 65 times \(at most 64 a run; the first is honoured\)' '' -- \
 	$MINIVMM --mem 32M --snapshot "$S/ST2" --snapshot-continue "$GUEST" -- snapshot-storm 1000
 expect snap-storm-unasked 0 '' 'snapshot-storm: 5 asked, 0 taken, 0 refused' -- $MINIVMM --mem 32M "$GUEST" -- snapshot-storm 5
-rm -rf "$S"/S[0-9A-Z]* "$S"/T[0-9]* "$S"/K*
+rm -rf "$S"/S[0-9A-Z]* "$S"/T[0-9A-Z]* "$S"/K* "$S"/victim

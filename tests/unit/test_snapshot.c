@@ -1,5 +1,6 @@
 /* Unit tests: the snapshot's state file (built, parsed, each way it can be wrong) and the memory file's extents. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ static void build(struct snap_buf *b, unsigned n)
 	static struct vcpu_state v;
 	struct snap_records r = { MVM_REC_SWEEP, 1 };
 	struct mvm_rec_sweep s = { .workload = MVM_WL_FLAT,
+				   .mode = MVM_MODE_DEMAND,
 				   .iteration = 1,
 				   .size_mib = 1 };
 
@@ -39,6 +41,14 @@ static void build(struct snap_buf *b, unsigned n)
 	CHECK(snap_buf_section(b, SNAP_SEC_RECORDS, &r, sizeof(r), &s, sizeof(s)) == 0);
 	CHECK(snap_buf_section(b, SNAP_SEC_CONSOLE, "hi\n", 3, NULL, 0) == 0);
 	snap_buf_finish(b, &h);
+}
+
+/* A header field changed as a writer would: the checksum made right again. */
+static void resum(struct snap_buf *b)
+{
+	struct snap_header *h = (struct snap_header *)b->p;
+
+	h->checksum = snap_state_checksum(b->p, b->len);
 }
 
 static int parse(const struct snap_buf *b, size_t len, const char *want)
@@ -86,15 +96,30 @@ void test_snapshot_format(void)
 	b.p[0] = 'M';
 	((struct snap_header *)b.p)->format_version = 9;
 	CHECK(parse(&b, b.len, "format version 9") == -EINVAL);
+	((struct snap_header *)b.p)->format_version = 1;
+	CHECK(parse(&b, b.len, "version 1, whose checksum left its header out") ==
+	      -EINVAL);
 	((struct snap_header *)b.p)->format_version = SNAP_FORMAT_VERSION;
+	/* The checksum covers the header: a field changed alone is corruption. */
+	snprintf(((struct snap_header *)b.p)->backing, 16, "memfd");
+	CHECK(parse(&b, b.len, "checksum does not match") == -EINVAL);
+	snprintf(((struct snap_header *)b.p)->backing, 16, "anon");
+	((struct snap_header *)b.p)->page_bytes = 8192;
+	CHECK(parse(&b, b.len, "checksum does not match") == -EINVAL);
+	((struct snap_header *)b.p)->page_bytes = 4096;
+	CHECK(parse(&b, b.len, NULL) == 0);
 	((struct snap_header *)b.p)->abi_version = 4;
+	resum(&b);
 	CHECK(parse(&b, b.len, "ABI 4") == -EINVAL);
 	((struct snap_header *)b.p)->abi_version = MVM_ABI_VERSION + 1;
+	resum(&b);
 	CHECK(parse(&b, b.len, "ABI") == -EINVAL);
 	((struct snap_header *)b.p)->abi_version = MVM_ABI_VERSION;
 	((struct snap_header *)b.p)->vcpu_state_bytes = 12;
+	resum(&b);
 	CHECK(parse(&b, b.len, "vCPU state is 12 bytes") == -EINVAL);
 	((struct snap_header *)b.p)->vcpu_state_bytes = sizeof(struct vcpu_state);
+	resum(&b);
 	CHECK(parse(&b, b.len, NULL) == 0);
 	snap_buf_free(&b);
 	/* The header says 2 vCPUs, one is saved; the checksum is right. */
@@ -114,6 +139,38 @@ void test_snapshot_format(void)
 		snap_buf_finish(&b, &h);
 		CHECK(parse(&b, b.len, "fewer saved") == -EINVAL);
 		snap_buf_free(&b);
+	}
+	/* A saved batch passes the checks a guest's call does: each refusal, checksum right. */
+	{
+		static const struct {
+			size_t at; /* the field's offset in struct mvm_rec_sweep */
+			uint32_t value;
+			const char *want;
+		} bad[] = {
+			{ offsetof(struct mvm_rec_sweep, workload), 9,
+			  "unknown workload 9" },
+			{ offsetof(struct mvm_rec_sweep, mode), 2,
+			  "mode 2 for workload 2" },
+			{ offsetof(struct mvm_rec_sweep, iteration), 0, "iteration 0" },
+			{ offsetof(struct mvm_rec_sweep, vcpu), 2,
+			  "vCPU 2, the guest has 2" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			uint8_t *rec;
+
+			build(&b, 2);
+			/* The sweep record: the last record batch's, before the console section. */
+			rec = b.p + b.len - 16 - 8 - sizeof(struct mvm_rec_sweep);
+			CHECK(((struct mvm_rec_sweep *)rec)->workload == MVM_WL_FLAT);
+			memcpy(rec + bad[i].at, &bad[i].value, sizeof(bad[i].value));
+			resum(&b);
+			CHECK(parse(&b, b.len,
+				    "record batch 0 holds records a guest's call would have been refused for") ==
+			      -EINVAL);
+			CHECK(parse(&b, b.len, bad[i].want) == -EINVAL);
+			snap_buf_free(&b);
+		}
 	}
 }
 

@@ -219,7 +219,9 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 				   .stopping = on_stopping,
 				   .reset = run_on_reset,
 				   .init_start = run_on_init_start };
-	r->dir = (struct snap_dir){ .tmp_fd = -1, .state_fd = -1, .mem_fd = -1 };
+	r->dir = (struct snap_dir){
+		.dir_fd = -1, .tmp_fd = -1, .state_fd = -1, .mem_fd = -1
+	};
 	r->restored = cfg->restore != NULL;
 	if (cfg->snapshot_dir && !(r->log = snap_log_create())) {
 		run_free(r);

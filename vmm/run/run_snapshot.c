@@ -69,7 +69,8 @@ int run_begin_snapshot(struct run *r)
  * --snapshot: the run paused where the guest asked (every vCPU thread
  * joined). Save it; --snapshot-continue: the guest reads MVM_SNAP_TAKEN
  * and runs on, on new vCPU threads, until its end. A failed snapshot ends
- * the run (exit 3; 2 for a place that cannot be written), leaving nothing
+ * the run (exit 3; 2 for a place that cannot be written or a NAME that
+ * appeared while the guest ran), leaving nothing
  * that looks like one. 1 when the guest runs on: run_to_end runs it.
  */
 int run_save_snapshot(struct run *r)
@@ -94,10 +95,11 @@ int run_save_snapshot(struct run *r)
 	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
 	if (e) {
 		vm_resume_after_pause(r->vm);
-		vm_finish(r->vm, END_HOST_ERROR, 0, "%s%s", err,
-			  e == -ENOSPC
-				  ? " (the file system is full: no snapshot was left)"
-				  : "");
+		/* Something put at NAME while the guest ran is the user's: a usage error. */
+		vm_finish(
+			r->vm, e == -EEXIST ? END_USAGE : END_HOST_ERROR, 0, "%s%s", err,
+			e == -ENOSPC ? " (the file system is full: no snapshot was left)"
+				     : "");
 		return 0;
 	}
 	timeline_mark(r->tl, PHASE_SNAPSHOT_SAVED);

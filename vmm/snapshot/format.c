@@ -2,6 +2,7 @@
 #include "snapshot.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,23 @@
 #define SECTION_ALIGN 8
 #define BUF_START     (64 * 1024)
 
-uint64_t snap_checksum(const void *p, size_t len)
+static uint64_t fnv(uint64_t h, const void *p, size_t len)
 {
 	const uint8_t *b = p;
-	uint64_t h = FNV64_BASIS;
 
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * FNV64_PRIME;
 	return h;
+}
+
+uint64_t snap_state_checksum(const uint8_t *buf, size_t len)
+{
+	const size_t at = offsetof(struct snap_header, checksum);
+	const uint64_t zero = 0;
+	uint64_t h = fnv(FNV64_BASIS, buf, at);
+
+	h = fnv(h, &zero, sizeof(zero));
+	return fnv(h, buf + at + sizeof(zero), len - at - sizeof(zero));
 }
 
 uint32_t snap_record_size(uint32_t kind)
@@ -104,7 +114,9 @@ void snap_buf_finish(struct snap_buf *b, const struct snap_header *h)
 	out.format_version = SNAP_FORMAT_VERSION;
 	out.vcpu_state_bytes = sizeof(struct vcpu_state);
 	out.body_bytes = b->len - sizeof(out);
-	out.checksum = snap_checksum(b->p + sizeof(out), out.body_bytes);
+	out.checksum = 0;
+	memcpy(b->p, &out, sizeof(out));
+	out.checksum = snap_state_checksum(b->p, b->len);
 	memcpy(b->p, &out, sizeof(out));
 }
 
@@ -126,6 +138,10 @@ static int bad(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/*
+ * The header: its layout (magic, version), then the checksum over it and
+ * the body, and only then what the other fields say.
+ */
 static int check_header(const struct snap_header *h, size_t len, char *err, size_t errlen)
 {
 	char magic[sizeof(h->magic)] = SNAP_MAGIC;
@@ -133,10 +149,24 @@ static int check_header(const struct snap_header *h, size_t len, char *err, size
 	if (memcmp(h->magic, magic, sizeof(magic)))
 		return bad(err, errlen,
 			   "not a minivmm snapshot (the state file's magic is wrong)");
+	if (h->format_version == 1)
+		return bad(
+			err, errlen,
+			"snapshot format version 1, whose checksum left its header out; this minivmm reads version %d: take the snapshot again",
+			SNAP_FORMAT_VERSION);
 	if (h->format_version != SNAP_FORMAT_VERSION)
 		return bad(err, errlen,
 			   "snapshot format version %u; this minivmm reads version %d",
 			   h->format_version, SNAP_FORMAT_VERSION);
+	if (h->body_bytes != len - sizeof(*h))
+		return bad(
+			err, errlen,
+			"the snapshot's state file is truncated or padded: its header says %llu bytes follow it, %zu do",
+			(unsigned long long)h->body_bytes, len - sizeof(*h));
+	if (snap_state_checksum((const uint8_t *)h, len) != h->checksum)
+		return bad(
+			err, errlen,
+			"the snapshot's state file is corrupt: its checksum does not match its header's");
 	if (h->abi_version < SNAP_MIN_ABI || h->abi_version > MVM_ABI_VERSION)
 		return bad(
 			err, errlen,
@@ -147,16 +177,6 @@ static int check_header(const struct snap_header *h, size_t len, char *err, size
 			err, errlen,
 			"snapshot written by a minivmm whose vCPU state is %u bytes (this one's is %zu): restore it with the minivmm that wrote it",
 			h->vcpu_state_bytes, sizeof(struct vcpu_state));
-	if (h->body_bytes != len - sizeof(*h))
-		return bad(
-			err, errlen,
-			"the snapshot's state file is truncated or padded: its header says %llu bytes follow it, %zu do",
-			(unsigned long long)h->body_bytes, len - sizeof(*h));
-	if (snap_checksum((const uint8_t *)h + sizeof(*h), len - sizeof(*h)) !=
-	    h->checksum)
-		return bad(
-			err, errlen,
-			"the snapshot's state file is corrupt: its checksum does not match its header's");
 	if (!h->nvcpus || h->nvcpus > SNAP_VCPUS_MAX)
 		return bad(err, errlen, "snapshot of %u vCPUs (1 to %d)", h->nvcpus,
 			   SNAP_VCPUS_MAX);
@@ -179,6 +199,7 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 	const struct snap_header *h = v->hdr;
 	const struct snap_records *r = (const void *)p;
 	unsigned nv = 0;
+	char why[256];
 
 	while (nv < h->nvcpus && v->vcpu[nv])
 		nv++;
@@ -206,6 +227,13 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 			    sizeof(*r) + (uint64_t)r->count * snap_record_size(r->kind))
 			return bad(err, errlen, "snapshot: record batch %zu is misshapen",
 				   v->nbatches);
+		/* What a live guest's batch passes before it is kept: replayed, it is one again. */
+		if (hc_records_check(r->kind, r + 1, r->count, h->nvcpus, why,
+				     sizeof(why)))
+			return bad(
+				err, errlen,
+				"snapshot: record batch %zu holds records a guest's call would have been refused for: %s",
+				v->nbatches, why);
 		if (v->nbatches == SNAP_RECORD_BATCHES_MAX)
 			return bad(err, errlen, "snapshot: more than %d record batches",
 				   SNAP_RECORD_BATCHES_MAX);
@@ -281,9 +309,11 @@ int snap_parse(const uint8_t *buf, size_t len, struct snap_view *v, char *err,
 	while (!e && at < len) {
 		struct snap_section s;
 
-		if (len - at < sizeof(s))
-			return bad(err, errlen,
-				   "snapshot: a section header runs past the end");
+		if (len - at < sizeof(s)) {
+			e = bad(err, errlen,
+				"snapshot: a section header runs past the end");
+			break; /* batches may be kept already: freed below */
+		}
 		memcpy(&s, buf + at, sizeof(s));
 		at += sizeof(s);
 		if (s.bytes > len - at || aligned(s.bytes) > len - at)

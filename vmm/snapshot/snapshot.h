@@ -7,7 +7,8 @@
  * temporary directory renamed into place: a killed or failed snapshot never
  * leaves a complete-looking one):
  *   state   the header (magic, format version, guest ABI, RAM size, backing
- *           page size, vCPU count, a checksum over the rest), every vCPU's
+ *           page size, vCPU count, a checksum over the header and the
+ *           rest: corruption, not authenticity), every vCPU's
  *           state, the devices' state, the records the guest sent so far,
  *           the boot info's options (format.c)
  *   memory  guest RAM as a sparse file: guest-physical address = file
@@ -28,7 +29,7 @@
 
 /* ---- format.c: the state file, built in memory and parsed from it (pure) ---- */
 #define SNAP_MAGIC		"MVMSNAP" /* NUL-padded to 8 */
-#define SNAP_FORMAT_VERSION	1
+#define SNAP_FORMAT_VERSION	2	  /* 2: the checksum covers the header too */
 #define SNAP_MIN_ABI		5 /* images older than the snapshot hypercall never ask */
 #define SNAP_VCPUS_MAX		1024 /* vCPUs a state file may hold */
 #define SNAP_RECORD_BATCHES_MAX 8192
@@ -44,8 +45,8 @@ struct snap_header {
 	uint32_t nvcpus;
 	uint32_t vcpu_state_bytes; /* sizeof(struct vcpu_state): this build's layout */
 	uint64_t body_bytes;	   /* what follows the header */
-	uint64_t checksum;	   /* FNV-1a 64 of the body */
-	char backing[16];	   /* mm_backends[] name */
+	uint64_t checksum; /* snap_state_checksum: the header (this 0) and the body */
+	char backing[16];  /* mm_backends[] name */
 };
 
 /* Sections of the body, each a struct snap_section then its bytes, 8-aligned. */
@@ -123,23 +124,39 @@ struct snap_view {
 int snap_parse(const uint8_t *buf, size_t len, struct snap_view *v, char *err,
 	       size_t errlen);
 void snap_view_free(struct snap_view *v);
-uint64_t snap_checksum(const void *p, size_t len); /* FNV-1a 64 */
-uint32_t snap_record_size(uint32_t kind);	   /* 0 for an unknown kind */
+/*
+ * The state file's checksum (buf, len >= the header): FNV-1a 64 of the
+ * header with its checksum field as 0, then the body. It finds corruption;
+ * it authenticates nothing (anyone can recompute it).
+ */
+uint64_t snap_state_checksum(const uint8_t *buf, size_t len);
+uint32_t snap_record_size(uint32_t kind); /* 0 for an unknown kind */
 
 /* ---- dir.c: the snapshot directory, written whole or not at all ---- */
 struct snap_dir {
 	char path[MM_PATH_BYTES]; /* as given */
-	char tmp[MM_PATH_BYTES];  /* the temporary directory beside it */
-	int tmp_fd;		  /* the temporary directory, open */
-	int state_fd, mem_fd;	  /* its two files */
+	char tmp[MM_PATH_BYTES];  /* the temporary directory beside it, for messages */
+	char name[MM_PATH_BYTES]; /* path's last component */
+	char tmp_name[MM_PATH_BYTES]; /* tmp's: NAME.minivmm-PID.tmp */
+	int dir_fd;		      /* the directory both are in */
+	int tmp_fd;		      /* the temporary directory, open */
+	int state_fd, mem_fd;	      /* its two files */
 };
 /*
- * Before the guest runs: refuse a path that exists, make the temporary
- * directory beside it (".NAME.tmp-PID") and open its files. 0, or -errno
- * with err set (-EEXIST, -EACCES, ...: a usage error).
+ * Before the guest runs: refuse a path that exists, remove the temporaries
+ * of snapshots to the same path whose process is gone (never following a
+ * link), make the temporary directory beside it (NAME.minivmm-PID.tmp) and
+ * open its files. 0, or -errno with err set (-EEXIST, -EACCES, ...: a
+ * usage error); on failure nothing is left and nothing stays open.
  */
 int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errlen);
-/* Write the state, fsync both files and the directory, rename it into place. 0 or -errno with err. */
+/*
+ * Write the state, fsync both files and the directory, rename it to the
+ * path without replacing anything there (RENAME_NOREPLACE; where the file
+ * system lacks it, the name is claimed by mkdir first). 0, or -errno with
+ * err (-EEXIST: something took the path while the guest ran); d is
+ * discarded either way.
+ */
 int snap_dir_commit(struct snap_dir *d, const struct snap_buf *state, char *err,
 		    size_t errlen);
 void snap_dir_discard(struct snap_dir *d); /* the temporary goes, nothing is left */
@@ -156,9 +173,12 @@ struct snapshot {
 	int argc;
 };
 /*
- * Read and check dir's snapshot: both files there, the state whole and
- * valid, the memory file as long as RAM. 0, or -errno with one message in
- * err: -EINVAL, -ENOENT (bad input: exit 2), others (the host).
+ * Read and check dir's snapshot: dir a directory (not a link to one), both
+ * files in it regular files (not links, FIFOs or devices: opened without
+ * following or blocking, checked on the descriptor), the state whole and
+ * valid (its records too, as a guest's call's would be), the memory file
+ * as long as RAM. 0, or -errno with one message in err: -EINVAL, -ENOENT
+ * (bad input: exit 2), others (the host). snapshot_free cleans up either way.
  */
 int snapshot_load(const char *dir, struct snapshot *s, char *err, size_t errlen);
 void snapshot_free(struct snapshot *s);
