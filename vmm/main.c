@@ -87,7 +87,7 @@ static int load_restore(struct config *cfg)
 	cfg->vm.guest_argv = (char **)restored.argv;
 	if (!cfg->restore_mode)
 		cfg->restore_mode = &restore_modes[0];
-	e = restore_mode_usable(cfg->restore_mode, cfg->restore_dir, err, sizeof(err));
+	e = restore_mode_usable(cfg->restore_mode, &restored, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "minivmm: %s\n", err);
 		return e == -EINVAL ? EXIT_USAGE : EXIT_HOST;

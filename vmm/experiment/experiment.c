@@ -370,7 +370,7 @@ static int check_modes(const struct experiment *x, char *why, size_t len)
 				NULL; /* recorded by the first run: not there yet */
 		if (x->cfg->compare_restore) {
 			e = restore_mode_usable(x->mode_cfg[m].restore_mode,
-						x->cfg->restore_dir, err, sizeof(err));
+						x->cfg->restore, err, sizeof(err));
 			if (e) {
 				snprintf(
 					why, len,

@@ -3,13 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 int restore_copy(struct restore_ctx *ctx)
@@ -123,19 +121,8 @@ static int populate_here(void)
 	return e;
 }
 
-static int shmem_file(const char *dir)
-{
-	char p[MM_PATH_BYTES + 16];
-	struct statfs fs;
-
-	snprintf(p, sizeof(p), "%s/" SNAP_MEMORY_FILE, dir);
-	if (statfs(p, &fs))
-		return -errno;
-	return fs.f_type == TMPFS_MAGIC || fs.f_type == HUGETLBFS_MAGIC ? 0 : -EOPNOTSUPP;
-}
-
-int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err,
-			size_t errlen)
+int restore_mode_usable(const struct restore_mode *m, const struct snapshot *snap,
+			char *err, size_t errlen)
 {
 	int e;
 
@@ -154,12 +141,14 @@ int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err
 			m->name, strerror(-e));
 		return -EOPNOTSUPP;
 	}
-	if ((m->needs & RESTORE_NEEDS_SHMEM_FILE) && shmem_file(dir)) {
+	if ((m->needs & RESTORE_NEEDS_SHMEM_FILE) &&
+	    !mm_fs_is_shmem(
+		    mm_fd_fs_magic(snap->mem_fd))) { /* the open file's, not a path's */
 		snprintf(
 			err, errlen,
 			"--restore-mode %s needs the memory file on tmpfs or hugetlbfs, whose page cache is the file's memory (minor faults map it): copy the snapshot there (e.g. /dev/shm), or use another mode",
 			m->name);
 		return -EOPNOTSUPP;
 	}
-	return m->check ? m->check(dir, err, errlen) : 0;
+	return m->check ? m->check(snap->dir, err, errlen) : 0;
 }

@@ -307,12 +307,13 @@ extern const struct restore_mode restore_modes[];
 extern const unsigned restore_mode_count;
 const struct restore_mode *restore_mode_find(const char *name); /* NULL: no such mode */
 /*
- * The needs and the check of mode m for the snapshot in dir, before
+ * The needs and the check of mode m for the loaded snapshot, before
  * anything runs: 0, -EOPNOTSUPP (the platform lacks it: exit 3) or -EINVAL
  * (exit 2), with err set.
  */
-int restore_mode_usable(const struct restore_mode *m, const char *dir, char *err,
-			size_t errlen);
+struct snapshot;
+int restore_mode_usable(const struct restore_mode *m, const struct snapshot *snap,
+			char *err, size_t errlen);
 
 /* The modes built here (modes.c); others live beside their mechanism. */
 int restore_copy(struct restore_ctx *ctx);    /* read every extent into RAM */
