@@ -1,5 +1,7 @@
 /* Unit tests: the Linux boot protocol's builders (vmm/boot/linux.c, mptable.c) and COM1's IRQ line. */
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 
 #include "check.h"
 #include "app.h"
@@ -94,6 +96,80 @@ void test_linux_boot(void)
 	CHECK_EQ(*(uint64_t *)(zp + BP_E820_TABLE + 2 * 20 + 8), (64 << 20) - 0x100000);
 	/* Nothing past the setup header's end (0x202 + jump byte) came from the image. */
 	CHECK_EQ(zp[0x300], 0);
+}
+
+/* Header fields that would wrap the kernel's end past 2^64 (issue 38): refused, not wrapped small. */
+void test_linux_header_wrap(void)
+{
+	static uint8_t img[8192];
+	struct linux_kernel k;
+	char err[512];
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+	const uint64_t prefs[] = { 0ULL - 4096, 0ULL - (4ULL << 20), 0ULL - (64ULL << 20),
+				   0x8000000000000000ULL, LINUX_MEM_MAX };
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefs); i++) {
+		memcpy(img + BP_PREF_ADDRESS, &prefs[i], 8);
+		err[0] = '\0';
+		CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+		CHECK_STR_CONTAINS(err, "header is inconsistent");
+	}
+	/* init_size up to 4 GiB - 1 from a high (unwrapped) base: past 3 GiB, refused. */
+	{
+		uint64_t pref = 0x1000000;
+		uint32_t init = 0xffffffff;
+
+		memcpy(img + BP_PREF_ADDRESS, &pref, 8);
+		memcpy(img + BP_INIT_SIZE, &init, 4);
+		CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+		/* The largest that fits: the end exactly at LINUX_MEM_MAX. */
+		init = (uint32_t)(LINUX_MEM_MAX - pref);
+		memcpy(img + BP_INIT_SIZE, &init, 4);
+		CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == 0);
+		CHECK_EQ(k.kernel_end, LINUX_MEM_MAX);
+	}
+}
+
+/* Placing a kernel goes through the checked translator: what does not fit is an error, not a write. */
+void test_linux_place(void)
+{
+	static uint8_t img[8192];
+	struct linux_boot *lb = calloc(1, sizeof(*lb));
+	struct guest_ram ram = { 0 };
+	char err[512] = "";
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+
+	CHECK(lb != NULL);
+	if (!lb)
+		return;
+	CHECK(linux_kernel_check(img, n, &lb->k, err, sizeof(err)) == 0);
+	lb->kernel = img;
+	lb->kernel_len = n;
+	lb->vcpus = 1;
+	snprintf(lb->cmdline, sizeof(lb->cmdline), "console=ttyS0 -- hello");
+	ram.size = 64ULL << 20;
+	ram.hva = mmap(NULL, ram.size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(ram.hva != MAP_FAILED);
+	lb->mem_bytes = ram.size;
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == 0);
+	CHECK(!strcmp((char *)ram.hva + LINUX_CMDLINE_GPA, "console=ttyS0 -- hello"));
+	CHECK(!memcmp(ram.hva + LINUX_ZERO_PAGE_GPA + BP_HEADER, "HdrS", 4));
+	/* RAM smaller than where the kernel goes: refused with the piece named. */
+	ram.size = LINUX_LOAD_GPA + 1024;
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
+	CHECK_STR_CONTAINS(err, "the kernel (4096 bytes at 0x100000) does not fit");
+	/* An initrd past RAM's end (a placement gone wrong): refused, nothing read past it. */
+	ram.size = 64ULL << 20;
+	lb->initrd = img;
+	lb->initrd_len = sizeof(img);
+	lb->initrd_gpa = ram.size - 4096;
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
+	CHECK_STR_CONTAINS(err, "the initrd (8192 bytes at 0x3fff000)");
+	lb->initrd_gpa = 0ULL - 4096; /* the sum wraps */
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
+	munmap(ram.hva, 64ULL << 20);
+	free(lb);
 }
 
 void test_linux_mptable(void)
