@@ -1,10 +1,12 @@
-/* Unit tests: the Linux boot protocol's builders (vmm/boot/linux.c, mptable.c) and COM1's IRQ line. */
+/* Unit tests: the Linux boot protocol's builders (vmm/boot/linux*.c, mptable.c), /init's command line (guest/linux/cmdline.c) and COM1's IRQ line. */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "app.h"
+#include "cmdline.h"
 
 /* A bzImage's first 4 KiB and a kernel after it: the fields linux_kernel_check reads. */
 static size_t make_bzimage(uint8_t *b, size_t cap, uint16_t version, uint16_t xlf)
@@ -170,6 +172,87 @@ void test_linux_place(void)
 	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
 	munmap(ram.hva, 64ULL << 20);
 	free(lb);
+}
+
+/* /init's words: as the kernel's next_arg() leaves them (lib/cmdline.c). */
+static void words(const char *line, int want_n, const char *const *want)
+{
+	char buf[512], *args[9];
+	int n;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	n = lx_cmdline_args(buf, args, 8);
+	CHECK_EQ(n, want_n);
+	for (int i = 0; i < n && i < want_n; i++)
+		if (strcmp(args[i], want[i])) {
+			fprintf(stderr, "    [%s] word %d: '%s', expected '%s'\n", line,
+				i, args[i], want[i]);
+			check_failures++;
+		}
+	if (n >= 0)
+		CHECK(args[n] == NULL);
+}
+
+void test_linux_init_args(void)
+{
+	const char *two[] = { "hello", "two words", "x" };
+	const char *empty[] = { "a", "", "b" };
+	const char *mid[] = { "a\"b c\"d", "e" };
+	const char *nv[] = { "k=v w", "k2=v2 w2", "=x y" };
+	const char *tab[] = { "a\tb", "c" };
+	const char *nbsp[] = { "\xc3\xa0", "x" };
+	const char *dashes[] = { "hello", "--", "y" };
+	const char *unclosed[] = { "a b c" };
+
+	words("console=ttyS0 quiet -- hello \"two words\" x", 3, two);
+	words("-- a \"\" b", 3, empty);
+	/* A quote mid-word joins across the space and stays. */
+	words("-- a\"b c\"d e", 2, mid);
+	words("-- \"k=v w\" k2=\"v2 w2\" \"=x y\"", 3, nv);
+	/* The kernel's spaces: tab, and 0xa0 (the second byte of UTF-8 'à'). */
+	words("--\ta\"\tb\"x c", 2, (const char *[]){ "a\"\tb\"x", "c" });
+	words("-- \"a\tb\" c", 2, tab);
+	words("-- \"\xc3\xa0\" x", 2, nbsp);
+	/* The first "--" only, quoted or not; before it, quotes hide one. */
+	words("x=\"a -- b\" \"--\" hello -- y", 3, dashes);
+	words("-- \"a b c", 1, unclosed);
+	words("root=none quiet", -1, NULL);
+	words("a --x b", -1, NULL);
+	words("--=x", -1, NULL);
+	words("", -1, NULL);
+	words("  --  ", 0, NULL);
+}
+
+/* minivmm's quoting (linux_boot_read) and /init's unquoting give back the arguments. */
+void test_linux_args_round_trip(void)
+{
+	static uint8_t img[8192];
+	char path[] = "/tmp/minivmm-bz-XXXXXX", err[512];
+	char *const argv[] = { "hello", "two words", "",  "a\tb", "\xc3\xa0",
+			       "k=v w", "--",	     "x", "=y z" };
+	const int argc = (int)ARRAY_SIZE(argv);
+	struct linux_boot *lb = calloc(1, sizeof(*lb));
+	char *args[16];
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+	int fd = mkstemp(path);
+
+	CHECK(lb && fd >= 0);
+	if (!lb || fd < 0)
+		return;
+	CHECK(write(fd, img, n) == (ssize_t)n);
+	close(fd);
+	CHECK(linux_boot_read(lb, path, NULL, "console=ttyS0 x=\"a -- b\"", argc, argv,
+			      64ULL << 20, 1, err, sizeof(err)) == 0);
+	CHECK_EQ(lx_cmdline_args(lb->cmdline, args, 15), argc);
+	for (int i = 0; i < argc; i++)
+		CHECK(!strcmp(args[i], argv[i]));
+	/* What cannot travel is refused. */
+	CHECK(linux_boot_read(lb, path, NULL, NULL, 1, (char *const[]){ "a\"b" },
+			      64ULL << 20, 1, err, sizeof(err)) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "cannot carry a double quote");
+	linux_boot_free(lb);
+	free(lb);
+	unlink(path);
 }
 
 void test_linux_mptable(void)

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The command line: cmdline, then " -- " and the arguments (quoted where they hold a space). */
+/*
+ * The command line: cmdline, then " -- " and the arguments, each in double
+ * quotes when it holds a byte the kernel splits at (MVM_CMDLINE_SPACES) or
+ * is empty.
+ */
 static int build_cmdline(struct linux_boot *lb, const char *cmdline, int argc,
 			 char *const *argv, char *err, size_t errlen)
 {
@@ -22,9 +26,12 @@ static int build_cmdline(struct linux_boot *lb, const char *cmdline, int argc,
 				argv[i]);
 			return -EINVAL;
 		}
-		at += (size_t)snprintf(
-			lb->cmdline + at, cap - at,
-			strchr(argv[i], ' ') || !argv[i][0] ? " \"%s\"" : " %s", argv[i]);
+		/* Quoted as /init unquotes (guest/linux/cmdline.c). */
+		at += (size_t)snprintf(lb->cmdline + at, cap - at,
+				       strpbrk(argv[i], MVM_CMDLINE_SPACES) || !argv[i][0]
+					       ? " \"%s\""
+					       : " %s",
+				       argv[i]);
 	}
 	if (at >= cap || at > lb->k.cmdline_size) {
 		snprintf(
