@@ -39,9 +39,9 @@ rc_zero() { # NAME: pass when $OUT/NAME.rc says 0
 	[ "$(cat "$OUT/$1.rc")" = 0 ] && pass "$1" ||
 		fail "$1" "status $(cat "$OUT/$1.rc"): $(head -c 600 "$OUT/$1.err")"
 }
-run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello | jq -e '.exit.status == 0'"
+run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello | jq -en 'input | .exit.status == 0'"
 rc_zero results-to-stdout
-run results-to-fd1-pipe sh -c "$MINIVMM -q --mem 64M -o /dev/fd/1 --trace /proc/self/fd/2 $GUEST -- hello 2>/dev/null | jq -e '.exit.status == 0'"
+run results-to-fd1-pipe sh -c "$MINIVMM -q --mem 64M -o /dev/fd/1 --trace /proc/self/fd/2 $GUEST -- hello 2>/dev/null | jq -en 'input | .exit.status == 0'"
 rc_zero results-to-fd1-pipe
 echo '{"before": 1}' >"$OUT/stdout-file.json"
 run results-to-stdout-file sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello >>'$OUT/stdout-file.json'"
@@ -51,7 +51,7 @@ if jq -es 'length == 2 and .[0].before == 1 and .[1].exit.status == 0' "$OUT/std
 else
 	fail results-to-stdout-file-appended "not the line before, then the results: $(head -c 300 "$OUT/stdout-file.json")"
 fi
-run results-to-stdout-pty sh -c "script -qec '$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello 2>$OUT/pty.err' /dev/null </dev/null | tr -d '\\r' | jq -e '.exit.status == 0'"
+run results-to-stdout-pty sh -c "script -qec '$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello 2>$OUT/pty.err' /dev/null </dev/null | tr -d '\\r' | jq -en 'input | .exit.status == 0'"
 rc_zero results-to-stdout-pty
 
 # Interrupted runs say so (issue 26). SIGINT once WHEN succeeds (or after ~10 s), then status and text.
