@@ -216,7 +216,8 @@ LX_CLIENT   := guest/linux/mvm.c guest/linux/mvm.h include/minivmm_abi.h
 LX_PROGS    := $(LX)/bin/init $(LX)/bin/hello $(LX)/bin/sweep-host
 RIG_CACHE   ?= build/rig/cache
 
-$(LX)/bin/init: guest/linux/init.c guest/linux/workloads.c guest/linux/workloads.h $(LX_CLIENT)
+$(LX)/bin/init: guest/linux/init.c guest/linux/cmdline.c guest/linux/cmdline.h \
+		guest/linux/workloads.c guest/linux/workloads.h $(LX_CLIENT)
 	@mkdir -p $(dir $@)
 	$(say) LXCC $@
 	$(Q)$(CC) $(LX_CFLAGS) -o $@ $(filter %.c,$^)

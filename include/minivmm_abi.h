@@ -104,6 +104,12 @@
 #define MVM_BOOT_TIMER_MAGIC 123  /* Firecracker's boot-timer byte */
 #define MVM_MAX_GUEST_ARGS   64	  /* minivmm,args entries */
 #define MVM_GUEST_ARGS_BYTES 2048 /* minivmm,args length, NULs included */
+/* A Linux guest's workload arguments travel on the kernel command line after
+ * " -- ": minivmm puts double quotes around one that holds a byte the
+ * kernel's isspace() takes (lib/ctype.c: these, and 0xa0) or is empty, and
+ * refuses '"' and newline; /init splits and unquotes as the kernel's
+ * next_arg() does. Not used by minivmm images, so no MVM_ABI_VERSION change. */
+#define MVM_CMDLINE_SPACES " \t\n\v\f\r\xa0"
 
 /* Boot-info node and property names: the VMM writes them, the firmware reads them. */
 #define MVM_FDT_COMPATIBLE    "minivmm"

@@ -76,7 +76,8 @@ int mm_write_all(int fd, const void *buf, size_t len);
  * open(2)); written to a temporary in the directory of the file a symlink
  * names (dangling or not), renamed over that file at the end, so a process
  * killed on the way leaves the previous file as it was. Not a regular
- * file (a device, a FIFO): written in place.
+ * file (a device, a FIFO): written in place; a descriptor named as a file
+ * (/dev/stdout, /dev/fd/N, /proc/self/fd/N): written to a duplicate of it.
  */
 struct mm_outfile {
 	const char *what, *path;  /* for messages ("--results"), and as given */
@@ -101,7 +102,11 @@ int mm_outfile_commit(struct mm_outfile *o, char *err, size_t errlen);
 void mm_outfile_discard(struct mm_outfile *o);
 /* Async-signal-safe (an immediate exit): remove a named temporary, nothing else. */
 void mm_outfile_unlink_now(const struct mm_outfile *o);
-/* The file path names once every symlink is followed, dangling or not, into out. 0 or -errno. */
+/*
+ * The file path names once every symlink is followed, dangling or not, into
+ * out; a link chain stops at a path naming a descriptor (/dev/stdout,
+ * /proc/self/fd/N). 0 or -errno.
+ */
 int mm_outfile_target(const char *path, char *out, size_t len);
 
 #endif /* MINIVMM_MM_H */

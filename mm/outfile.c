@@ -32,10 +32,48 @@
  * that name at once. Every ending the process sees removes a named one,
  * and a later open with the same target removes those whose process is
  * gone. Targets that are not regular files (/dev/null, a FIFO, a terminal)
- * are written in place.
+ * are written in place, and so is a descriptor of this process named as a
+ * file (/dev/stdout, /dev/fd/N, /proc/self/fd/N; a link to one): what it
+ * is open on (a pipe, a file, a terminal) gets what is written, at its
+ * offset, as the shell set it up.
  */
 
 #define LINK_HOPS_MAX 40 /* as the kernel's MAXSYMLINKS */
+
+/*
+ * The descriptor path names, when it names one of this process's: /dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N,
+ * /proc/PID/fd/N of our own PID. /proc's links for them are magic: their
+ * text ("pipe:[1234]", a file's name then) is no path to follow, and a
+ * file's may be replaced under it; what is written goes to the descriptor,
+ * as any tool's output does. -1 otherwise.
+ */
+static int fd_named(const char *path)
+{
+	char own[32];
+	const char *n = NULL;
+	char *end;
+	long fd;
+
+	if (!strcmp(path, "/dev/stdout"))
+		return STDOUT_FILENO;
+	if (!strcmp(path, "/dev/stderr"))
+		return STDERR_FILENO;
+	snprintf(own, sizeof(own), "/proc/%ld/fd/", (long)getpid());
+	if (!strncmp(path, "/dev/fd/", 8))
+		n = path + 8;
+	else if (!strncmp(path, "/proc/self/fd/", 14))
+		n = path + 14;
+	else if (!strncmp(path, "/proc/thread-self/fd/", 21))
+		n = path + 21;
+	else if (!strncmp(path, own, strlen(own)))
+		n = path + strlen(own);
+	if (!n || *n < '0' || *n > '9')
+		return -1;
+	errno = 0;
+	fd = strtol(n, &end, 10);
+	return *end || errno || fd > INT_MAX ? -1 : (int)fd;
+}
 
 static void tmp_name(const struct mm_outfile *o, char *buf, size_t len, long pid)
 {
@@ -82,6 +120,8 @@ int mm_outfile_target(const char *path, char *out, size_t len)
 		ssize_t n;
 		char *slash;
 
+		if (fd_named(cur) >= 0)
+			break; /* a descriptor: written to as it is */
 		if (lstat(cur, &st)) {
 			if (errno != ENOENT)
 				return -errno;
@@ -239,13 +279,46 @@ static void outfile_close(struct mm_outfile *o)
 	o->fd = o->dirfd = -1;
 }
 
+/* Path names descriptor fd (a link to one included): o writes to a duplicate of it. 0 or -errno with err. */
+static int open_descriptor(struct mm_outfile *o, int fd, const char *real, char *err,
+			   size_t errlen)
+{
+	char via[PATH_MAX + 32] = "";
+	int fl = fcntl(fd, F_GETFL), e = 0;
+
+	if (strcmp(real, o->path))
+		snprintf(via, sizeof(via), " (a link to %s)", real);
+	o->in_place = 1;
+	if (fl < 0) {
+		e = -errno;
+		snprintf(err, errlen, "%s %s%s: descriptor %d is not open", o->what,
+			 o->path, via, fd);
+	} else if ((fl & O_ACCMODE) == O_RDONLY) {
+		e = -EBADF;
+		snprintf(err, errlen, "%s %s%s: descriptor %d is open for reading only",
+			 o->what, o->path, via, fd);
+	} else if ((o->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		e = -errno;
+		snprintf(err, errlen, "%s %s%s: %s", o->what, o->path, via, strerror(-e));
+	}
+	return e;
+}
+
 int mm_outfile_open(struct mm_outfile *o, const char *what, const char *path, char *err,
 		    size_t errlen)
 {
+	char real[PATH_MAX];
 	struct stat st;
-	int exists = 0, e;
+	int exists = 0, e, fd;
 
 	*o = (struct mm_outfile){ .what = what, .path = path, .fd = -1, .dirfd = -1 };
+	if (path[0] && !mm_outfile_target(path, real, sizeof(real)) &&
+	    (fd = fd_named(real)) >= 0) {
+		e = open_descriptor(o, fd, real, err, errlen);
+		if (e)
+			outfile_close(o);
+		return e;
+	}
 	e = locate(o, &st, &exists, err, errlen);
 	if (!e && exists && !S_ISREG(st.st_mode)) {
 		/* A device, a FIFO, a socket: written in place (a device keeps the probe). */

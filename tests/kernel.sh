@@ -21,7 +21,8 @@ kmake zp.bz ZP && kmake timer.bz TIMER && kmake panic.bz PANIC && kmake reset.bz
 	kmake nohdrs.bz ZP --no-hdrs && kmake old.bz ZP --version 0x020a &&
 	kmake no64.bz ZP --no-64 && kmake trunc.bz ZP --truncate 1500 &&
 	kmake short-cmdline.bz ZP --cmdline-size 80 && kmake low-initrd.bz ZP --initrd-max 0x15fffff &&
-	kmake big.bz ZP --init-size 0x8000000 || fail kernel-fixtures "could not build the crafted bzImages"
+	kmake big.bz ZP --init-size 0x8000000 &&
+	kmake wrap.bz ZP --pref-address 0xfffffffffe000000 --code-bytes $((34 << 20)) || fail kernel-fixtures "could not build the crafted bzImages"
 head -c $((3 << 20)) /dev/urandom >"$K/initrd.img"
 # PVM emulates guest kernel code: a real boot takes minutes, so it is refused
 # unless asked for; every crafted kernel here needs only a few instructions.
@@ -51,6 +52,9 @@ kx kernel-ram-too-small 2 '--mem 32 MiB is too small for this kernel \(9.9.9-fix
 kx kernel-big-ram-too-small 2 'too small for this kernel \(9.9.9-fixture: 144 MiB' -- --kernel "$K/big.bz" --mem 64M
 kx kernel-cmdline-too-long 2 'the kernel command line is [0-9]+ bytes .*this kernel takes at most 80 \(cmdline_size\)' -- \
 	--kernel "$K/short-cmdline.bz" --mem 64M -- hello with arguments that make it long
+# pref_address 2^64 - 32 MiB and 34 MiB of code: the end wraps to 2 MiB (issue 38: --mem 34M then passed, and placing the kernel wrote through NULL).
+kx kernel-pref-address-wraps 2 "bzImage.s header is inconsistent \(pref_address 0xfffffffffe000000, init_size 0x400000, 35651584 bytes of code\): it does not fit below 3072 MiB" -- \
+	--kernel "$K/wrap.bz" --mem 34M
 kx kernel-mem-above-3g 2 'more than a Linux guest gets here, 3072 MiB' -- --kernel "$K/zp.bz" --mem 4G
 expect kernel-and-image 2 "--kernel .*zp.bz boots a Linux guest, and 'guest/guest.bin' would be a minivmm guest image too" '' -- \
 	$MINIVMM --kernel "$K/zp.bz" guest/guest.bin

@@ -99,5 +99,8 @@ else
 	# A word the kernel does not know goes to /init's argv too: /init reads the
 	# workload from /proc/cmdline's " -- " instead.
 	LXPRE='nosuchword ' lxboot linux-qemu-unknown-kernel-word 7 '' hello --exit 7
+	# Arguments as minivmm quotes them (issue 38): "two words" is one argument, the quotes gone.
+	lxboot linux-qemu-quoted-arg 2 "hello: unexpected argument 'two words' \\(usage" hello '"two words"'
+	lxboot linux-qemu-quoted-status 7 '' hello --exit '"7"'
 	lxboot linux-qemu-too-big 2 'sweep --max-mib 100000 needs [0-9]+ MiB of free guest memory' sweep --max-mib 100000
 fi

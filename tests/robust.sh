@@ -33,9 +33,26 @@ jq_true compare-no-leaks "$OUT/compare-res.json" \
 run quiet-to-devnull sh -c "$MINIVMM -q --mem 64M $GUEST -- sweep --max-mib 2 --iterations 1 >/dev/null"
 [ "$(cat "$OUT/quiet-to-devnull.rc")" = 0 ] && pass quiet-to-devnull ||
 	fail quiet-to-devnull "status $(cat "$OUT/quiet-to-devnull.rc"): $(cat "$OUT/quiet-to-devnull.err")"
-run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello | jq -e '.exit.status == 0'"
-[ "$(cat "$OUT/results-to-stdout.rc")" = 0 ] && pass results-to-stdout ||
-	fail results-to-stdout "status $(cat "$OUT/results-to-stdout.rc"): $(cat "$OUT/results-to-stdout.err")"
+# -o naming a descriptor writes to what it is open on (issue 38: /proc's link text
+# "pipe:[N]" was followed as a path, and a file behind it was replaced, not written).
+rc_zero() { # NAME: pass when $OUT/NAME.rc says 0
+	[ "$(cat "$OUT/$1.rc")" = 0 ] && pass "$1" ||
+		fail "$1" "status $(cat "$OUT/$1.rc"): $(head -c 600 "$OUT/$1.err")"
+}
+run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello | jq -en 'input | .exit.status == 0'"
+rc_zero results-to-stdout
+run results-to-fd1-pipe sh -c "$MINIVMM -q --mem 64M -o /dev/fd/1 --trace /proc/self/fd/2 $GUEST -- hello 2>/dev/null | jq -en 'input | .exit.status == 0'"
+rc_zero results-to-fd1-pipe
+echo '{"before": 1}' >"$OUT/stdout-file.json"
+run results-to-stdout-file sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello >>'$OUT/stdout-file.json'"
+rc_zero results-to-stdout-file
+if jq -es 'length == 2 and .[0].before == 1 and .[1].exit.status == 0' "$OUT/stdout-file.json" >/dev/null 2>&1; then
+	pass results-to-stdout-file-appended
+else
+	fail results-to-stdout-file-appended "not the line before, then the results: $(head -c 300 "$OUT/stdout-file.json")"
+fi
+run results-to-stdout-pty sh -c "script -qec '$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello 2>$OUT/pty.err' /dev/null </dev/null | tr -d '\\r' | jq -en 'input | .exit.status == 0'"
+rc_zero results-to-stdout-pty
 
 # Interrupted runs say so (issue 26). SIGINT once WHEN succeeds (or after ~10 s), then status and text.
 # interrupt_when NAME WHEN CMD...: leaves $OUT/NAME.{out,err,rc}.

@@ -10,10 +10,19 @@ TEST_GUESTS := $(patsubst tests/guests/%.S,tests/bin/%.bin,$(TEST_GUEST_SRC))
 
 INC_tests    := $(INC_vmm) -Itests/unit
 
-tests/bin/unit: $(UNIT_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
+# The Linux guest's pure parts, unit-tested on the host too.
+UNIT_LX_OBJ  := build/host/guest/linux/cmdline.o
+INC_tests    += -Iguest/linux
+
+tests/bin/unit: $(UNIT_OBJ) $(UNIT_LX_OBJ) $(VMM_LIB_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) LD $@
-	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(UNIT_OBJ) $(VMM_LIB_OBJ) $(HOST_LDLIBS)
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $(UNIT_OBJ) $(UNIT_LX_OBJ) $(VMM_LIB_OBJ) $(HOST_LDLIBS)
+
+build/host/guest/linux/%.o: guest/linux/%.c $(FLAGS_STAMP) | check-deps
+	@mkdir -p $(dir $@)
+	$(say) CC $<
+	$(Q)$(CC) $(HOST_CFLAGS) $(INC_guest_linux) -c -o $@ $<
 
 # Tiny hand-written guests (CPL0 only) for device and misbehaviour tests.
 tests/bin/%.bin: tests/guests/%.S tests/guests/common.inc include/minivmm_abi.h

@@ -1,4 +1,5 @@
 /* The Linux guest's /init: marks init_start, runs the workload after `--`, ends the VM with its status. */
+#include "cmdline.h"
 #include "mvm.h"
 #include "workloads.h"
 
@@ -47,18 +48,19 @@ static void open_console(void)
 }
 
 /*
- * The workload's arguments: the words after the first " -- " of
- * /proc/cmdline, which minivmm appends. The kernel's argv for /init is not
- * used when the command line has them: it also holds every word before
- * `--` the kernel did not know (a --cmdline's typo would become the
- * workload's name). NULL when there is no " -- " (then /init's own argv).
+ * The workload's arguments: the words after the first "--" of
+ * /proc/cmdline, which minivmm appends, split and unquoted as the kernel
+ * does (cmdline.c: "two words" is one argument). The kernel's argv for
+ * /init is not used when the command line has them: it also holds every
+ * word before `--` the kernel did not know (a --cmdline's typo would become
+ * the workload's name), and the kernel drops what follows a second "--".
+ * NULL when there is no "--" or nothing after it (then /init's own argv).
  */
 static char **cmdline_args(void)
 {
 	static char buf[CMDLINE_BYTES];
 	static char *args[MAX_ARGS + 1];
-	size_t n = 0, len;
-	char *p, *save = NULL;
+	size_t len;
 	FILE *f = fopen("/proc/cmdline", "r");
 
 	if (!f)
@@ -68,15 +70,7 @@ static char **cmdline_args(void)
 	buf[len] = 0;
 	if (len && buf[len - 1] == '\n')
 		buf[len - 1] = 0;
-	p = !strncmp(buf, "-- ", 3) ? buf : strstr(buf, " -- ");
-	if (!p)
-		return NULL;
-	p += *p == '-' ? 3 : 4;
-	for (char *w = strtok_r(p, " ", &save); w && n < MAX_ARGS;
-	     w = strtok_r(NULL, " ", &save))
-		args[n++] = w;
-	args[n] = NULL;
-	return n ? args : NULL;
+	return lx_cmdline_args(buf, args, MAX_ARGS) > 0 ? args : NULL;
 }
 
 static int run(const struct lx_workload *w, char **argv)

@@ -153,15 +153,19 @@ void mm_lease_end(struct mm_lease_info *li);
 
 /* ---- memfile.c: a snapshot's memory file (guest-physical address = offset) ---- */
 struct mm_memfile_stats {
-	uint64_t resident_bytes; /* RAM the host had backed (mincore) */
-	uint64_t data_bytes;	 /* written: resident pages not all zero */
-	uint64_t extents;	 /* runs of them, one pwrite each (up to 64 MiB) */
+	uint64_t
+		resident_bytes; /* RAM that may hold data: present or swapped, a file's data */
+	uint64_t data_bytes; /* written: resident pages not all zero */
+	uint64_t extents;    /* runs of them, one pwrite each (up to 64 MiB) */
 	double seconds;
 };
 /*
  * Write guest RAM into fd (empty, opened for writing) as a sparse file of
- * RAM's size: pages the host never backed and pages all zero are holes. 0,
- * or -errno with err set (-ENOSPC: the file system is full).
+ * RAM's size: a page is a hole when it is all zero, or when the host never
+ * backed it (anonymous RAM: neither present nor swapped in pagemap; RAM in
+ * a file: a hole of the file). Pages in swap, or evicted from the page
+ * cache, are read back and saved. 0, or -errno with err set (-ENOSPC: the
+ * file system is full).
  */
 int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
 		     char *err, size_t errlen);

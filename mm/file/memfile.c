@@ -1,7 +1,8 @@
-/* The snapshot's memory file: guest RAM written sparse, its data extents, read back or mapped private. */
+/* The snapshot's memory file: guest RAM written sparse (holes decided by content), its data extents, read back or mapped private. */
 #include "file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,12 @@
 #include <unistd.h>
 
 #define SCAN_PAGE   4096ULL
-#define SCAN_CHUNK  (2ULL << 20)  /* mincore's window: one vector on the stack */
+#define SCAN_CHUNK  (2ULL << 20) /* one window: its pagemap words, or its bytes read */
+#define SCAN_PAGES  (SCAN_CHUNK / SCAN_PAGE)
 #define IO_MAX	    (64ULL << 20) /* one pread/pwrite at most */
 #define EXTENTS_MIN 64
+#define PM_PRESENT  (1ULL << 63) /* /proc/PID/pagemap: the page is in RAM */
+#define PM_SWAPPED  (1ULL << 62) /* ... or in swap */
 
 static double now(void)
 {
@@ -49,37 +53,157 @@ static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* Read [off, off + len) of fd into dst, whole (what lies past the file's end reads as zero). 0 or -errno. */
+static int read_all(int fd, uint8_t *dst, uint64_t off, uint64_t len)
+{
+	while (len) {
+		ssize_t n = pread(fd, dst, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			memset(dst, 0, len);
+			return 0;
+		}
+		dst += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * How the save finds the pages that may hold data, and reads them. Not
+ * mincore: it says "absent" of an anonymous page in swap and of a file's
+ * page the page cache let go (a --mem-path file on disk, a memfd in swap),
+ * whose contents are the guest's all the same.
+ */
+struct scan {
+	const struct guest_ram *ram;
+	int pagemap;	   /* anonymous RAM: /proc/self/pagemap, or -1: read every page */
+	uint64_t file_off; /* RAM in a file (ram->fd): where guest-physical 0 is */
+	uint64_t pm[SCAN_PAGES];
+	uint8_t *buf; /* RAM in a file: one window, read from the file */
+};
+
+/*
+ * Which pages of [at, at + len) may hold data (maybe[p]), and where their
+ * bytes are to be looked at (*src: the window's first byte). Anonymous
+ * RAM: the pages pagemap says are present or swapped (a page never
+ * touched is neither), read through the mapping (a swapped page comes
+ * back). RAM in a file: the pages in its data extents (SEEK_DATA; swapped
+ * and evicted pages are data), read with pread, which gives a hole's zeros
+ * without allocating it (hugetlbfs, which reports all of a file as data).
+ * 0 or -errno with err.
+ */
+static int window(struct scan *sc, uint64_t at, uint64_t len, uint8_t *maybe,
+		  const uint8_t **src, char *err, size_t errlen)
+{
+	const struct guest_ram *ram = sc->ram;
+	uint64_t n = len / SCAN_PAGE, any = 0;
+	int e;
+
+	if (ram->fd < 0) {
+		uint64_t word = ((uint64_t)(uintptr_t)(ram->hva + at) / SCAN_PAGE) * 8;
+
+		*src = ram->hva + at;
+		if (sc->pagemap < 0 ||
+		    (e = read_all(sc->pagemap, (uint8_t *)sc->pm, word, n * 8))) {
+			memset(maybe, 1, n); /* no pagemap: the contents decide */
+			return 0;
+		}
+		for (uint64_t p = 0; p < n; p++)
+			maybe[p] = !!(sc->pm[p] & (PM_PRESENT | PM_SWAPPED));
+		return 0;
+	}
+	memset(maybe, 0, n);
+	for (uint64_t pos = sc->file_off + at, end = pos + len; pos < end;) {
+		off_t d = lseek(ram->fd, (off_t)pos, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break; /* holes to the end */
+		h = d < 0 ? -1 : lseek(ram->fd, d, SEEK_HOLE);
+		if (d >= 0 && h >= 0 && ((uint64_t)d < pos || h <= d)) {
+			/* Not a file's answer (not a regular file): the contents decide. */
+			memset(maybe, 1, n);
+			any = n;
+			break;
+		}
+		if (d < 0 || h < 0) {
+			if (errno != EINVAL && errno != EOPNOTSUPP) {
+				e = -errno;
+				snprintf(err, errlen,
+					 "SEEK_DATA/SEEK_HOLE on guest RAM's file: %s",
+					 strerror(-e));
+				return e;
+			}
+			memset(maybe, 1, n); /* cannot say: the contents decide */
+			any = n;
+			break;
+		}
+		if ((uint64_t)d >= end)
+			break;
+		for (uint64_t p = ((uint64_t)d - (sc->file_off + at)) / SCAN_PAGE;
+		     p < n && sc->file_off + at + p * SCAN_PAGE < (uint64_t)h; p++, any++)
+			maybe[p] = 1;
+		pos = (uint64_t)h;
+	}
+	*src = sc->buf;
+	if (!any)
+		return 0;
+	e = read_all(ram->fd, sc->buf, sc->file_off + at, len);
+	if (e)
+		snprintf(err, errlen, "reading guest RAM's file at 0x%llx: %s",
+			 (unsigned long long)(sc->file_off + at), strerror(-e));
+	return e;
+}
+
 int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
 		     char *err, size_t errlen)
 {
-	unsigned char vec[SCAN_CHUNK / SCAN_PAGE];
+	struct scan *sc = calloc(1, sizeof(*sc));
+	uint8_t maybe[SCAN_PAGES];
 	uint64_t run = 0, run_len = 0;
 	double t0 = now();
 	int e = 0;
 
 	memset(st, 0, sizeof(*st));
+	err[0] = '\0';
+	if (!sc) {
+		snprintf(err, errlen, "out of memory for the memory file's scan");
+		return -ENOMEM;
+	}
+	sc->ram = ram;
+	sc->pagemap = -1;
+	if (ram->fd >= 0) {
+		sc->file_off = ram->file ? ram->file->offset : 0;
+		sc->buf = malloc(SCAN_CHUNK);
+		if (!sc->buf) {
+			free(sc);
+			snprintf(err, errlen, "out of memory for the memory file's scan");
+			return -ENOMEM;
+		}
+	} else {
+		sc->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	}
 	/* The file's size is RAM's: what is never written reads as zero (a hole). */
 	if (ftruncate(fd, (off_t)ram->size)) {
 		e = -errno;
 		snprintf(err, errlen, "sizing the memory file to %llu bytes: %s",
 			 (unsigned long long)ram->size, strerror(-e));
-		return e;
 	}
 	for (uint64_t at = 0; at < ram->size && !e; at += SCAN_CHUNK) {
 		uint64_t len = ram->size - at < SCAN_CHUNK ? ram->size - at : SCAN_CHUNK;
+		const uint8_t *src = NULL;
 
-		/* Pages the host never backed were never touched: holes, not read. */
-		if (mincore(ram->hva + at, len, vec)) {
-			e = -errno;
-			snprintf(err, errlen, "mincore of guest RAM at 0x%llx: %s",
-				 (unsigned long long)at, strerror(-e));
-			break;
-		}
+		e = window(sc, at, len, maybe, &src, err, errlen);
 		for (uint64_t p = 0; p < len / SCAN_PAGE && !e; p++) {
 			uint64_t gpa = at + p * SCAN_PAGE;
-			int data = (vec[p] & 1) && !all_zero(ram->hva + gpa, SCAN_PAGE);
+			int data = maybe[p] && !all_zero(src + p * SCAN_PAGE, SCAN_PAGE);
 
-			st->resident_bytes += (vec[p] & 1) ? SCAN_PAGE : 0;
+			st->resident_bytes += maybe[p] ? SCAN_PAGE : 0;
 			if (data && run_len && run + run_len == gpa) {
 				run_len += SCAN_PAGE;
 				continue;
@@ -103,6 +227,10 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 	}
 	if (e && !err[0])
 		snprintf(err, errlen, "writing the memory file: %s", strerror(-e));
+	if (sc->pagemap >= 0)
+		close(sc->pagemap);
+	free(sc->buf);
+	free(sc);
 	st->seconds = now() - t0;
 	return e;
 }

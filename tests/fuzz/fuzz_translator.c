@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "mm.h"
-#include "app.h"
+#include "experiment.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,8 +1,12 @@
-/* Unit tests: the Linux boot protocol's builders (vmm/boot/linux.c, mptable.c) and COM1's IRQ line. */
+/* Unit tests: the Linux boot protocol's builders (vmm/boot/linux*.c, mptable.c), /init's command line (guest/linux/cmdline.c) and COM1's IRQ line. */
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "experiment.h"
+#include "cmdline.h"
 
 /* A bzImage's first 4 KiB and a kernel after it: the fields linux_kernel_check reads. */
 static size_t make_bzimage(uint8_t *b, size_t cap, uint16_t version, uint16_t xlf)
@@ -94,6 +98,161 @@ void test_linux_boot(void)
 	CHECK_EQ(*(uint64_t *)(zp + BP_E820_TABLE + 2 * 20 + 8), (64 << 20) - 0x100000);
 	/* Nothing past the setup header's end (0x202 + jump byte) came from the image. */
 	CHECK_EQ(zp[0x300], 0);
+}
+
+/* Header fields that would wrap the kernel's end past 2^64 (issue 38): refused, not wrapped small. */
+void test_linux_header_wrap(void)
+{
+	static uint8_t img[8192];
+	struct linux_kernel k;
+	char err[512];
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+	const uint64_t prefs[] = { 0ULL - 4096, 0ULL - (4ULL << 20), 0ULL - (64ULL << 20),
+				   0x8000000000000000ULL, LINUX_MEM_MAX };
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefs); i++) {
+		memcpy(img + BP_PREF_ADDRESS, &prefs[i], 8);
+		err[0] = '\0';
+		CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+		CHECK_STR_CONTAINS(err, "header is inconsistent");
+	}
+	/* init_size up to 4 GiB - 1 from a high (unwrapped) base: past 3 GiB, refused. */
+	{
+		uint64_t pref = 0x1000000;
+		uint32_t init = 0xffffffff;
+
+		memcpy(img + BP_PREF_ADDRESS, &pref, 8);
+		memcpy(img + BP_INIT_SIZE, &init, 4);
+		CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == -ENOEXEC);
+		/* The largest that fits: the end exactly at LINUX_MEM_MAX. */
+		init = (uint32_t)(LINUX_MEM_MAX - pref);
+		memcpy(img + BP_INIT_SIZE, &init, 4);
+		CHECK(linux_kernel_check(img, n, &k, err, sizeof(err)) == 0);
+		CHECK_EQ(k.kernel_end, LINUX_MEM_MAX);
+	}
+}
+
+/* Placing a kernel goes through the checked translator: what does not fit is an error, not a write. */
+void test_linux_place(void)
+{
+	static uint8_t img[8192];
+	struct linux_boot *lb = calloc(1, sizeof(*lb));
+	struct guest_ram ram = { 0 };
+	char err[512] = "";
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+
+	CHECK(lb != NULL);
+	if (!lb)
+		return;
+	CHECK(linux_kernel_check(img, n, &lb->k, err, sizeof(err)) == 0);
+	lb->kernel = img;
+	lb->kernel_len = n;
+	lb->vcpus = 1;
+	snprintf(lb->cmdline, sizeof(lb->cmdline), "console=ttyS0 -- hello");
+	ram.size = 64ULL << 20;
+	ram.hva = mmap(NULL, ram.size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(ram.hva != MAP_FAILED);
+	lb->mem_bytes = ram.size;
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == 0);
+	CHECK(!strcmp((char *)ram.hva + LINUX_CMDLINE_GPA, "console=ttyS0 -- hello"));
+	CHECK(!memcmp(ram.hva + LINUX_ZERO_PAGE_GPA + BP_HEADER, "HdrS", 4));
+	/* RAM smaller than where the kernel goes: refused with the piece named. */
+	ram.size = LINUX_LOAD_GPA + 1024;
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
+	CHECK_STR_CONTAINS(err, "the kernel (4096 bytes at 0x100000) does not fit");
+	/* An initrd past RAM's end (a placement gone wrong): refused, nothing read past it. */
+	ram.size = 64ULL << 20;
+	lb->initrd = img;
+	lb->initrd_len = sizeof(img);
+	lb->initrd_gpa = ram.size - 4096;
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
+	CHECK_STR_CONTAINS(err, "the initrd (8192 bytes at 0x3fff000)");
+	lb->initrd_gpa = 0ULL - 4096; /* the sum wraps */
+	CHECK(linux_boot_place(lb, &ram, err, sizeof(err)) == -EFAULT);
+	munmap(ram.hva, 64ULL << 20);
+	free(lb);
+}
+
+/* /init's words: as the kernel's next_arg() leaves them (lib/cmdline.c). */
+static void words(const char *line, int want_n, const char *const *want)
+{
+	char buf[512], *args[9];
+	int n;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	n = lx_cmdline_args(buf, args, 8);
+	CHECK_EQ(n, want_n);
+	for (int i = 0; i < n && i < want_n; i++)
+		if (strcmp(args[i], want[i])) {
+			fprintf(stderr, "    [%s] word %d: '%s', expected '%s'\n", line,
+				i, args[i], want[i]);
+			check_failures++;
+		}
+	if (n >= 0)
+		CHECK(args[n] == NULL);
+}
+
+void test_linux_init_args(void)
+{
+	const char *two[] = { "hello", "two words", "x" };
+	const char *empty[] = { "a", "", "b" };
+	const char *mid[] = { "a\"b c\"d", "e" };
+	const char *nv[] = { "k=v w", "k2=v2 w2", "=x y" };
+	const char *tab[] = { "a\tb", "c" };
+	const char *nbsp[] = { "\xc3\xa0", "x" };
+	const char *dashes[] = { "hello", "--", "y" };
+	const char *unclosed[] = { "a b c" };
+
+	words("console=ttyS0 quiet -- hello \"two words\" x", 3, two);
+	words("-- a \"\" b", 3, empty);
+	/* A quote mid-word joins across the space and stays. */
+	words("-- a\"b c\"d e", 2, mid);
+	words("-- \"k=v w\" k2=\"v2 w2\" \"=x y\"", 3, nv);
+	/* The kernel's spaces: tab, and 0xa0 (the second byte of UTF-8 'à'). */
+	words("--\ta\"\tb\"x c", 2, (const char *[]){ "a\"\tb\"x", "c" });
+	words("-- \"a\tb\" c", 2, tab);
+	words("-- \"\xc3\xa0\" x", 2, nbsp);
+	/* The first "--" only, quoted or not; before it, quotes hide one. */
+	words("x=\"a -- b\" \"--\" hello -- y", 3, dashes);
+	words("-- \"a b c", 1, unclosed);
+	words("root=none quiet", -1, NULL);
+	words("a --x b", -1, NULL);
+	words("--=x", -1, NULL);
+	words("", -1, NULL);
+	words("  --  ", 0, NULL);
+}
+
+/* minivmm's quoting (linux_boot_read) and /init's unquoting give back the arguments. */
+void test_linux_args_round_trip(void)
+{
+	static uint8_t img[8192];
+	char path[] = "/tmp/minivmm-bz-XXXXXX", err[512];
+	char *const argv[] = { "hello", "two words", "",  "a\tb", "\xc3\xa0",
+			       "k=v w", "--",	     "x", "=y z" };
+	const int argc = (int)ARRAY_SIZE(argv);
+	struct linux_boot *lb = calloc(1, sizeof(*lb));
+	char *args[16];
+	size_t n = make_bzimage(img, sizeof(img), 0x020f, 1);
+	int fd = mkstemp(path);
+
+	CHECK(lb && fd >= 0);
+	if (!lb || fd < 0)
+		return;
+	CHECK(write(fd, img, n) == (ssize_t)n);
+	close(fd);
+	CHECK(linux_boot_read(lb, path, NULL, "console=ttyS0 x=\"a -- b\"", argc, argv,
+			      64ULL << 20, 1, err, sizeof(err)) == 0);
+	CHECK_EQ(lx_cmdline_args(lb->cmdline, args, 15), argc);
+	for (int i = 0; i < argc; i++)
+		CHECK(!strcmp(args[i], argv[i]));
+	/* What cannot travel is refused. */
+	CHECK(linux_boot_read(lb, path, NULL, NULL, 1, (char *const[]){ "a\"b" },
+			      64ULL << 20, 1, err, sizeof(err)) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "cannot carry a double quote");
+	linux_boot_free(lb);
+	free(lb);
+	unlink(path);
 }
 
 void test_linux_mptable(void)

@@ -98,11 +98,14 @@ int linux_boot_read(struct linux_boot *lb, const char *kernel, const char *initr
 		    const char *cmdline, int argc, char *const *argv, uint64_t mem_bytes,
 		    unsigned vcpus, char *err, size_t errlen);
 /*
- * Place it in guest RAM: the kernel at LINUX_LOAD_GPA, the initrd, the
- * command line, the zero page, the MP table, the GDT and the entry page
- * tables. The vCPUs' entry state to go with it: linux_boot_entry.
+ * Place it in guest RAM, every piece through the checked translator: the
+ * kernel at LINUX_LOAD_GPA, the initrd, the command line, the zero page,
+ * the MP table, the GDT and the entry page tables. 0, or -EFAULT with err
+ * naming the piece that does not fit (RAM may hold the pieces before it).
+ * The vCPUs' entry state to go with it: linux_boot_entry.
  */
-void linux_boot_place(const struct linux_boot *lb, struct guest_ram *ram);
+int linux_boot_place(const struct linux_boot *lb, struct guest_ram *ram, char *err,
+		     size_t errlen) __attribute__((warn_unused_result));
 /* Boot CPU's entry: the 64-bit entry point, RSI the zero page, GDT and CR3 as placed. */
 void linux_boot_entry(const struct linux_boot *lb, struct vm_pc_entry *e);
 void linux_boot_free(struct linux_boot *lb);

@@ -61,7 +61,7 @@ int linux_kernel_check(const uint8_t *buf, uint64_t len, struct linux_kernel *k,
 		       char *err, size_t errlen)
 {
 	unsigned sects;
-	uint64_t need;
+	uint64_t need, base, span;
 
 	memset(k, 0, sizeof(*k));
 	if (len < BP_INIT_SIZE + 4 || memcmp(buf + BP_HEADER, "HdrS", 4)) {
@@ -104,15 +104,23 @@ int linux_kernel_check(const uint8_t *buf, uint64_t len, struct linux_kernel *k,
 	k->cmdline_size = get32(buf, BP_CMDLINE_SIZE);
 	k->pref_address = get64(buf, BP_PREF_ADDRESS);
 	k->init_size = get32(buf, BP_INIT_SIZE);
-	/* Decompression works in [max(load, pref_address), + init_size). */
-	k->kernel_end =
-		(k->pref_address > LINUX_LOAD_GPA ? k->pref_address : LINUX_LOAD_GPA) +
-		(k->init_size > k->code_bytes ? k->init_size : k->code_bytes);
-	if (k->kernel_end > LINUX_MEM_MAX) {
+	/*
+	 * Decompression works in [max(load, pref_address), + init_size), the
+	 * code copied to load lies below its end too: all of it below
+	 * LINUX_MEM_MAX. The header is the file's: the sum is checked (a
+	 * pref_address near 2^64 would wrap to a small end).
+	 */
+	base = k->pref_address > LINUX_LOAD_GPA ? k->pref_address : LINUX_LOAD_GPA;
+	span = k->init_size > k->code_bytes ? k->init_size : k->code_bytes;
+	if (__builtin_add_overflow(base, span, &k->kernel_end) ||
+	    k->kernel_end > LINUX_MEM_MAX) {
 		snprintf(
 			err, errlen,
-			"bzImage's header is inconsistent (pref_address 0x%llx, init_size 0x%x)",
-			(unsigned long long)k->pref_address, k->init_size);
+			"bzImage's header is inconsistent (pref_address 0x%llx, init_size 0x%x, %llu bytes of code): it does not fit below %llu MiB",
+			(unsigned long long)k->pref_address, k->init_size,
+			(unsigned long long)k->code_bytes,
+			(unsigned long long)(LINUX_MEM_MAX >> 20));
+		k->kernel_end = 0;
 		return -ENOEXEC;
 	}
 	kernel_release(buf, len, k);

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The command line: cmdline, then " -- " and the arguments (quoted where they hold a space). */
+/*
+ * The command line: cmdline, then " -- " and the arguments, each in double
+ * quotes when it holds a byte the kernel splits at (MVM_CMDLINE_SPACES) or
+ * is empty.
+ */
 static int build_cmdline(struct linux_boot *lb, const char *cmdline, int argc,
 			 char *const *argv, char *err, size_t errlen)
 {
@@ -22,9 +26,12 @@ static int build_cmdline(struct linux_boot *lb, const char *cmdline, int argc,
 				argv[i]);
 			return -EINVAL;
 		}
-		at += (size_t)snprintf(
-			lb->cmdline + at, cap - at,
-			strchr(argv[i], ' ') || !argv[i][0] ? " \"%s\"" : " %s", argv[i]);
+		/* Quoted as /init unquotes (guest/linux/cmdline.c). */
+		at += (size_t)snprintf(lb->cmdline + at, cap - at,
+				       strpbrk(argv[i], MVM_CMDLINE_SPACES) || !argv[i][0]
+					       ? " \"%s\""
+					       : " %s",
+				       argv[i]);
 	}
 	if (at >= cap || at > lb->k.cmdline_size) {
 		snprintf(
@@ -100,26 +107,58 @@ int linux_boot_read(struct linux_boot *lb, const char *kernel, const char *initr
 			     err, errlen);
 }
 
-void linux_boot_place(const struct linux_boot *lb, struct guest_ram *ram)
+/* Copy len bytes to guest-physical gpa through the checked translator: 0, or -EFAULT with err. */
+static int put(struct guest_ram *ram, uint64_t gpa, const void *src, uint64_t len,
+	       const char *what, char *err, size_t errlen)
+{
+	void *dst = mm_gpa_to_hva(ram, gpa, len);
+
+	if (!len)
+		return 0;
+	if (!dst) {
+		snprintf(
+			err, errlen,
+			"the %s (%llu bytes at 0x%llx) does not fit in %llu MiB of guest RAM",
+			what, (unsigned long long)len, (unsigned long long)gpa,
+			(unsigned long long)(ram->size >> 20));
+		return -EFAULT;
+	}
+	memcpy(dst, src, len);
+	return 0;
+}
+
+int linux_boot_place(const struct linux_boot *lb, struct guest_ram *ram, char *err,
+		     size_t errlen)
 {
 	size_t mp = linux_mptable_size(lb->vcpus), cl = strlen(lb->cmdline) + 1;
-	uint64_t *gdt = mm_gpa_to_hva(ram, LINUX_GDT_GPA, 4 * sizeof(uint64_t));
-
-	memcpy(mm_gpa_to_hva(ram, LINUX_LOAD_GPA, lb->k.code_bytes),
-	       lb->kernel + lb->k.setup_bytes, lb->k.code_bytes);
-	if (lb->initrd_len)
-		memcpy(mm_gpa_to_hva(ram, lb->initrd_gpa, lb->initrd_len), lb->initrd,
-		       lb->initrd_len);
-	memcpy(mm_gpa_to_hva(ram, LINUX_CMDLINE_GPA, cl), lb->cmdline, cl);
-	linux_zero_page(mm_gpa_to_hva(ram, LINUX_ZERO_PAGE_GPA, MVM_PAGE_BYTES), &lb->k,
-			LINUX_CMDLINE_GPA, lb->initrd_gpa, lb->initrd_len, lb->mem_bytes);
-	linux_mptable(mm_gpa_to_hva(ram, LINUX_MPTABLE_GPA, mp), mp, LINUX_MPTABLE_GPA,
-		      lb->vcpus);
 	/* __BOOT_CS (0x10): 64-bit code; __BOOT_DS (0x18): data. */
-	gdt[0] = gdt[1] = 0;
-	gdt[2] = 0x00af9b000000ffffULL;
-	gdt[3] = 0x00cf93000000ffffULL;
+	const uint64_t gdt[4] = { 0, 0, 0x00af9b000000ffffULL, 0x00cf93000000ffffULL };
+	uint8_t *zp = mm_gpa_to_hva(ram, LINUX_ZERO_PAGE_GPA, MVM_PAGE_BYTES);
+	uint8_t *mpt = mm_gpa_to_hva(ram, LINUX_MPTABLE_GPA, mp);
+	int e = put(ram, LINUX_LOAD_GPA, lb->kernel + lb->k.setup_bytes, lb->k.code_bytes,
+		    "kernel", err, errlen);
+
+	e = e
+		    ?: put(ram, lb->initrd_gpa, lb->initrd, lb->initrd_len, "initrd", err,
+			   errlen);
+	e = e
+		    ?: put(ram, LINUX_CMDLINE_GPA, lb->cmdline, cl, "command line", err,
+			   errlen);
+	e = e ?: put(ram, LINUX_GDT_GPA, gdt, sizeof(gdt), "GDT", err, errlen);
+	if (!e && (!zp || !mpt)) {
+		snprintf(
+			err, errlen,
+			"the zero page and the MP table (below 1 MiB) do not fit in %llu MiB of guest RAM",
+			(unsigned long long)(ram->size >> 20));
+		e = -EFAULT;
+	}
+	if (e)
+		return e;
+	linux_zero_page(zp, &lb->k, LINUX_CMDLINE_GPA, lb->initrd_gpa, lb->initrd_len,
+			lb->mem_bytes);
+	linux_mptable(mpt, mp, LINUX_MPTABLE_GPA, lb->vcpus);
 	loader_entry_tables(ram);
+	return 0;
 }
 
 void linux_boot_entry(const struct linux_boot *lb, struct vm_pc_entry *e)

@@ -314,8 +314,11 @@ static void place_guest(struct run *r)
 	char err[256];
 
 	if (r->lx) {
-		linux_boot_place(r->lx, ram);
-		timeline_mark(r->tl, PHASE_GUEST_LOADED);
+		if (linux_boot_place(r->lx, ram, err, sizeof(err)))
+			vm_finish(r->vm, END_USAGE, 0, "--kernel %s: %s",
+				  cfg->kernel_path, err);
+		else
+			timeline_mark(r->tl, PHASE_GUEST_LOADED);
 		return;
 	}
 	memcpy(mm_gpa_to_hva(ram, MVM_LOAD_GPA, r->image_len), r->image, r->image_len);
