@@ -224,13 +224,16 @@ void order_done(struct order_plan *p, uint64_t gpa, uint64_t len, uint64_t t_ns)
 #define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
 #define SANDBOX_MAX_DIRS \
 	3 /* their directories: the results', the trace's, the record's */
+#define SANDBOX_MAX_FILL_UFFDS 16 /* SANDBOX_FILL: the handlers' uffds (one per thread) */
 enum sandbox_slot {
 	SLOT_PID,   /* tgkill's target process */
 	SLOT_VCPU,  /* SANDBOX_VCPU: its vCPU fd */
 	SLOT_UFFD,  /* SANDBOX_UFFD: its userfaultfd */
 	SLOT_SPARE, /* SANDBOX_EAGER: the spare vCPU it prefaults through */
 	SLOT_VM,    /* SANDBOX_VCPU of a PC guest: the VM fd, for KVM_IRQ_LINE */
-	SLOT_STATS,
+	SLOT_FILE,  /* SANDBOX_FILL: the memory file */
+	SLOT_FILL_UFFDS,
+	SLOT_STATS = SLOT_FILL_UFFDS + SANDBOX_MAX_FILL_UFFDS,
 	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,
 	SLOT_DIR = SLOT_OUT + SANDBOX_MAX_OUT, /* SANDBOX_MAIN: the final rename's */
 	SLOT_COUNT = SLOT_DIR + SANDBOX_MAX_DIRS
@@ -268,5 +271,9 @@ int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 /* Slot values for f and pid: -E2BIG when f has more fds than slots. */
 int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 			uint32_t values[SLOT_COUNT]);
+
+/* sandbox_probe.c: MINIVMM_TEST_SECCOMP_PROBE names this role (said on stderr): 1. */
+int sandbox_probe_wanted(enum sandbox_role role);
+void sandbox_probe_run(void); /* a call no filter allows: SIGSYS */
 
 #endif /* MINIVMM_MACHINE_INTERNAL_H */

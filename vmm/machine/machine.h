@@ -685,6 +685,7 @@ enum sandbox_role {
 	SANDBOX_VCPU,
 	SANDBOX_UFFD,
 	SANDBOX_EAGER,
+	SANDBOX_FILL,
 	SANDBOX_ROLES
 };
 struct sandbox_fds {
@@ -698,6 +699,9 @@ struct sandbox_fds {
 	int nout;
 	const int *dir_fds; /* SANDBOX_MAIN: their directories (the final rename) */
 	int ndirs;
+	int file_fd;	       /* SANDBOX_FILL: the memory file it reads */
+	const int *fill_uffds; /* SANDBOX_FILL: the handlers' uffds it copies through */
+	unsigned nfill_uffds;
 };
 /* A role's filter built by libseccomp at run time (tests; libseccomp context). 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
@@ -710,5 +714,7 @@ int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
 /* The program sandbox_enter would load from the compile-time build: its length, or -errno. */
 int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,
 		    struct sock_filter *prog, unsigned cap);
+/* The role's short name ("main", "vcpu", "uffd", "eager", "fill"), or NULL. */
+const char *sandbox_role_name(enum sandbox_role role);
 
 #endif /* MINIVMM_MACHINE_H */

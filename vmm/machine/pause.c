@@ -35,14 +35,24 @@ int vm_pause_settle(struct vm *vm, char *err, size_t errlen)
 	for (unsigned i = 0; i < vm->nvcpus; i++) {
 		struct vcpu *v = &vm->vcpus[i];
 
-		v->kvm_run->immediate_exit = 1;
-		if (ioctl(v->fd, KVM_RUN, 0) == 0 || errno != EINTR) {
-			int e = errno ? -errno : -EIO;
+		int r, e;
 
+		v->kvm_run->immediate_exit = 1;
+		r = ioctl(v->fd, KVM_RUN, 0);
+		e = r < 0 ? errno : 0; /* read here: nothing else may set it first */
+		if (r == 0) {
+			/* Success is not what immediate_exit asks for: errno says nothing. */
+			snprintf(
+				err, errlen,
+				"KVM: completing vCPU %u's exit before the snapshot: KVM_RUN returned 0 (exit reason %u), not EINTR",
+				i, v->kvm_run->exit_reason);
+			return -EIO;
+		}
+		if (e != EINTR) {
 			snprintf(err, errlen,
 				 "KVM: completing vCPU %u's exit before the snapshot: %s",
-				 i, strerror(-e));
-			return e;
+				 i, strerror(e));
+			return -e;
 		}
 		v->kvm_run->immediate_exit = 0;
 	}

@@ -245,6 +245,28 @@ static int allow_eager(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pi
 }
 
 /*
+ * Filler threads (--restore-mode background and replay) copy the snapshot's
+ * memory file into guest RAM ahead of the guest's faults: pread of that file,
+ * UFFDIO_COPY through the handlers' uffds (which own the slices), nothing
+ * else of the uffds (no REGISTER, no WAKE: a racing fault is the handler's).
+ * The data is the snapshot's, written by a guest: no output, no memory of
+ * their own (their buffers are mapped and unmapped by the main thread), no
+ * other fd.
+ */
+static int allow_fill(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, pread64, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->file_fd));
+	for (unsigned i = 0; !r && i < f->nfill_uffds; i++)
+		r = ALLOW(ctx, ioctl, 2,
+			  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->fill_uffds[i]),
+			  SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)UFFDIO_COPY));
+	r = r ?: ALLOW(ctx, sched_yield, 0); /* glibc lock back-off */
+	return r ?: allow_worker(ctx, pid);
+}
+
+/*
  * The main thread waits for the end, draws progress, and at the end writes
  * the results to files opened before the filter and tears the VM down.
  */
@@ -334,6 +356,8 @@ int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 		r = allow_uffd(ctx, f, pid);
 	} else if (role == SANDBOX_EAGER) {
 		r = allow_eager(ctx, f, pid);
+	} else if (role == SANDBOX_FILL) {
+		r = allow_fill(ctx, f, pid);
 	} else {
 		r = allow_common(ctx, f, pid);
 		if (!r)
@@ -346,6 +370,17 @@ int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 	}
 	*out = ctx;
 	return 0;
+}
+
+const char *sandbox_role_name(enum sandbox_role role)
+{
+	static const char *const names[SANDBOX_ROLES] = {
+		[SANDBOX_MAIN] = "main", [SANDBOX_VCPU] = "vcpu",
+		[SANDBOX_UFFD] = "uffd", [SANDBOX_EAGER] = "eager",
+		[SANDBOX_FILL] = "fill",
+	};
+
+	return (unsigned)role < SANDBOX_ROLES ? names[role] : NULL;
 }
 
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **out)

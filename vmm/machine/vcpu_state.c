@@ -48,9 +48,10 @@ int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err
 	if (ioctl(fd, KVM_GET_REGS, &s->regs) < 0 ||
 	    ioctl(fd, KVM_GET_SREGS, &s->sregs) < 0 ||
 	    ioctl(fd, KVM_GET_FPU, &s->fpu) < 0) {
+		r = -errno; /* before snprintf, which may set it */
 		snprintf(err, errlen, "KVM: reading vCPU %u's registers: %s", i,
-			 strerror(errno));
-		return -errno;
+			 strerror(-r));
+		return r;
 	}
 	/* What this KVM has: each saved only where it answers (the header says which). */
 	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XSAVE) > 0 &&
@@ -82,11 +83,12 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 {
 	int fd = vm->vcpus[i].fd;
 	const char *what = NULL;
+	int err_no = 0;
 
 	*nskipped = 0;
 	/* Control registers and EFER first, then what depends on them. */
 	if (ioctl(fd, KVM_SET_SREGS, &s->sregs) < 0)
-		what = "KVM_SET_SREGS";
+		what = "KVM_SET_SREGS", err_no = errno;
 	/* One by one: KVM_SET_MSRS stops at the first it refuses (PLATFORM.md). */
 	for (uint32_t k = 0; !what && k < s->nmsrs && k < VCPU_MSRS_MAX; k++) {
 		struct kvm_msr_entry e = s->msrs[k];
@@ -95,25 +97,24 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 			skipped[(*nskipped)++] = s->msrs[k].index;
 	}
 	if (!what && ioctl(fd, KVM_SET_REGS, &s->regs) < 0)
-		what = "KVM_SET_REGS";
+		what = "KVM_SET_REGS", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_XSAVE) &&
 	    ioctl(fd, KVM_SET_XSAVE, s->xsave) < 0)
-		what = "KVM_SET_XSAVE";
+		what = "KVM_SET_XSAVE", err_no = errno;
 	if (!what && !(s->have & VCPU_HAVE_XSAVE) && ioctl(fd, KVM_SET_FPU, &s->fpu) < 0)
-		what = "KVM_SET_FPU";
+		what = "KVM_SET_FPU", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_XCRS) && ioctl(fd, KVM_SET_XCRS, &s->xcrs) < 0)
-		what = "KVM_SET_XCRS";
+		what = "KVM_SET_XCRS", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_LAPIC) &&
 	    ioctl(fd, KVM_SET_LAPIC, &s->lapic) < 0)
-		what = "KVM_SET_LAPIC";
+		what = "KVM_SET_LAPIC", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_EVENTS) &&
 	    ioctl(fd, KVM_SET_VCPU_EVENTS, &s->events) < 0)
-		what = "KVM_SET_VCPU_EVENTS";
+		what = "KVM_SET_VCPU_EVENTS", err_no = errno;
 	if (what) {
-		int e = -errno;
-
-		snprintf(err, errlen, "KVM: %s on vCPU %u: %s", what, i, strerror(-e));
-		return e;
+		snprintf(err, errlen, "KVM: %s on vCPU %u: %s", what, i,
+			 strerror(err_no));
+		return -err_no;
 	}
 	return 0;
 }
