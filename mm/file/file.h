@@ -157,10 +157,12 @@ struct mm_memfile_stats {
 /*
  * Write guest RAM into fd (empty, opened for writing) as a sparse file of
  * RAM's size: pages the host never backed and pages all zero are holes. 0,
- * or -errno with err set (-ENOSPC: the file system is full).
+ * or -errno with err set (-ENOSPC: the file system is full). stop(cookie)
+ * (may be NULL), asked every few MiB, ends it early with -EINTR: the
+ * file is then incomplete, the caller's to remove.
  */
-int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
-		     char *err, size_t errlen);
+int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
+		     void *cookie, struct mm_memfile_stats *st, char *err, size_t errlen);
 /* The data extents of fd's first size bytes (SEEK_DATA/SEEK_HOLE), malloc'ed in *out. 0 or -errno with err. */
 int mm_memfile_extents(int fd, uint64_t size, struct gpa_range **out, size_t *n,
 		       char *err, size_t errlen);

@@ -32,12 +32,21 @@ static int all_zero(const uint8_t *p, uint64_t len)
 	return 1;
 }
 
-/* Write [off, off + len) of src at the same offset of fd, whole. 0 or -errno. */
-static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len)
+struct stopper {
+	int (*fn)(void *);
+	void *cookie;
+};
+
+/* Write [off, off + len) of src at the same offset of fd, whole. 0, -EINTR (stopped) or -errno. */
+static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len,
+		     const struct stopper *s)
 {
 	while (len) {
-		ssize_t n =
-			pwrite(fd, src + off, len < IO_MAX ? len : IO_MAX, (off_t)off);
+		ssize_t n;
+
+		if (s->fn && s->fn(s->cookie))
+			return -EINTR;
+		n = pwrite(fd, src + off, len < IO_MAX ? len : IO_MAX, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -49,11 +58,12 @@ static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len)
 	return 0;
 }
 
-int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
-		     char *err, size_t errlen)
+int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
+		     void *cookie, struct mm_memfile_stats *st, char *err, size_t errlen)
 {
 	unsigned char vec[SCAN_CHUNK / SCAN_PAGE];
 	uint64_t run = 0, run_len = 0;
+	const struct stopper s = { stop, cookie };
 	double t0 = now();
 	int e = 0;
 
@@ -68,6 +78,14 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 	for (uint64_t at = 0; at < ram->size && !e; at += SCAN_CHUNK) {
 		uint64_t len = ram->size - at < SCAN_CHUNK ? ram->size - at : SCAN_CHUNK;
 
+		/* Asked to stop (a SIGINT): at a chunk's edge, the file left as it is. */
+		if (stop && stop(cookie)) {
+			e = -EINTR;
+			snprintf(err, errlen, "stopped after %llu of %llu MiB",
+				 (unsigned long long)(at >> 20),
+				 (unsigned long long)(ram->size >> 20));
+			break;
+		}
 		/* Pages the host never backed were never touched: holes, not read. */
 		if (mincore(ram->hva + at, len, vec)) {
 			e = -errno;
@@ -85,7 +103,7 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 				continue;
 			}
 			if (run_len) {
-				e = write_all(fd, ram->hva, run, run_len);
+				e = write_all(fd, ram->hva, run, run_len, &s);
 				st->data_bytes += run_len;
 				st->extents++;
 				run_len = 0;
@@ -97,11 +115,13 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 		}
 	}
 	if (!e && run_len) {
-		e = write_all(fd, ram->hva, run, run_len);
+		e = write_all(fd, ram->hva, run, run_len, &s);
 		st->data_bytes += run_len;
 		st->extents++;
 	}
-	if (e && !err[0])
+	if (e == -EINTR && !err[0])
+		snprintf(err, errlen, "stopped while writing the memory file");
+	else if (e && !err[0])
 		snprintf(err, errlen, "writing the memory file: %s", strerror(-e));
 	st->seconds = now() - t0;
 	return e;

@@ -29,7 +29,7 @@ static int put_fds(uint32_t *values, unsigned first, unsigned slots, const int *
 int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 			uint32_t values[SLOT_COUNT])
 {
-	int r;
+	int saver = role == SANDBOX_SAVER, main_like = role == SANDBOX_MAIN || saver, r;
 
 	values[SLOT_PID] = (uint32_t)pid;
 	values[SLOT_VCPU] = role == SANDBOX_VCPU ? (uint32_t)f->vcpu_fd : SANDBOX_NO_FD;
@@ -42,6 +42,10 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 				     ? (uint32_t)f->prefault_fd
 				     : SANDBOX_NO_FD;
 	values[SLOT_FILE] = role == SANDBOX_FILL ? (uint32_t)f->file_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_STATE] = saver ? (uint32_t)f->snap_state_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_MEM] = saver ? (uint32_t)f->snap_mem_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_TMP] = saver ? (uint32_t)f->snap_tmp_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_PARENT] = saver ? (uint32_t)f->snap_parent_fd : SANDBOX_NO_FD;
 	r = put_fds(values, SLOT_FILL_UFFDS, SANDBOX_MAX_FILL_UFFDS, f->fill_uffds,
 		    role == SANDBOX_FILL ? f->nfill_uffds : 0);
 	r = r
@@ -52,13 +56,10 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 				       : f->nstats);
 	r = r
 		    ?: put_fds(values, SLOT_OUT, SANDBOX_MAX_OUT, f->out_fds,
-			       role == SANDBOX_MAIN && f->nout > 0 ? (unsigned)f->nout
-								   : 0);
+			       main_like && f->nout > 0 ? (unsigned)f->nout : 0);
 	return r
 		       ?: put_fds(values, SLOT_DIR, SANDBOX_MAX_DIRS, f->dir_fds,
-				  role == SANDBOX_MAIN && f->ndirs > 0
-					  ? (unsigned)f->ndirs
-					  : 0);
+				  main_like && f->ndirs > 0 ? (unsigned)f->ndirs : 0);
 }
 
 int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,

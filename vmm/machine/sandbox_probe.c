@@ -24,9 +24,10 @@ int sandbox_probe_wanted(enum sandbox_role role)
 
 	if (!want || !name || strcmp(want, name))
 		return 0;
-	n = snprintf(msg, sizeof(msg),
-		     "minivmm: test probe: a %s thread calls socket(2), which its seccomp filter forbids\n",
-		     name);
+	n = snprintf(
+		msg, sizeof(msg),
+		"minivmm: test probe: a %s thread calls socket(2), which its seccomp filter forbids\n",
+		name);
 	if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0) {
 		/* the probe runs all the same */
 	}

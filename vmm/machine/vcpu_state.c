@@ -6,21 +6,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-/* KVM_GET_MSR_INDEX_LIST: the MSRs KVM saves and restores (asked once per VM). */
-static int msr_index_list(struct vm *vm, uint32_t *idx, uint32_t *n)
-{
-	struct {
-		struct kvm_msr_list l;
-		uint32_t more[VCPU_MSRS_MAX];
-	} list = { .l.nmsrs = VCPU_MSRS_MAX };
-
-	if (ioctl(vm->kvm_fd, KVM_GET_MSR_INDEX_LIST, &list) < 0)
-		return -errno;
-	*n = list.l.nmsrs < VCPU_MSRS_MAX ? list.l.nmsrs : VCPU_MSRS_MAX;
-	memcpy(idx, list.l.indices, *n * sizeof(*idx));
-	return 0;
-}
-
 /* One MSR through KVM_GET_MSRS / KVM_SET_MSRS: 1 done, 0 refused, -errno. */
 static int one_msr(int fd, unsigned long req, struct kvm_msr_entry *e)
 {
@@ -36,41 +21,32 @@ static int one_msr(int fd, unsigned long req, struct kvm_msr_entry *e)
 	return r;
 }
 
-int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err,
-		      size_t errlen)
+int vcpu_state_read(struct vm *vm, struct vcpu *v, struct vcpu_state *s, char *err,
+		    size_t errlen)
 {
-	int fd = vm->vcpus[i].fd;
-	uint32_t idx[VCPU_MSRS_MAX], n = 0;
-	int r;
+	int fd = v->fd, r;
 
 	memset(s, 0, sizeof(*s));
-	s->index = i;
+	s->index = v->index;
 	if (ioctl(fd, KVM_GET_REGS, &s->regs) < 0 ||
 	    ioctl(fd, KVM_GET_SREGS, &s->sregs) < 0 ||
 	    ioctl(fd, KVM_GET_FPU, &s->fpu) < 0) {
 		r = -errno; /* before snprintf, which may set it */
-		snprintf(err, errlen, "KVM: reading vCPU %u's registers: %s", i,
+		snprintf(err, errlen, "KVM: reading vCPU %u's registers: %s", v->index,
 			 strerror(-r));
 		return r;
 	}
-	/* What this KVM has: each saved only where it answers (the header says which). */
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XSAVE) > 0 &&
-	    ioctl(fd, KVM_GET_XSAVE, s->xsave) == 0)
+	/* What this KVM has (vm_snapshot_prepare asked): each saved where it answers. */
+	if (vm->snap.xsave && ioctl(fd, KVM_GET_XSAVE, s->xsave) == 0)
 		s->have |= VCPU_HAVE_XSAVE;
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XCRS) > 0 &&
-	    ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0)
+	if (vm->snap.xcrs && ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0)
 		s->have |= VCPU_HAVE_XCRS;
 	if (ioctl(fd, KVM_GET_VCPU_EVENTS, &s->events) == 0)
 		s->have |= VCPU_HAVE_EVENTS;
 	if (ioctl(fd, KVM_GET_LAPIC, &s->lapic) == 0) /* only with an in-kernel irqchip */
 		s->have |= VCPU_HAVE_LAPIC;
-	r = msr_index_list(vm, idx, &n);
-	if (r) {
-		snprintf(err, errlen, "KVM: KVM_GET_MSR_INDEX_LIST: %s", strerror(-r));
-		return r;
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		struct kvm_msr_entry e = { .index = idx[k] };
+	for (uint32_t k = 0; k < vm->snap.nmsrs; k++) {
+		struct kvm_msr_entry e = { .index = vm->snap.msrs[k] };
 
 		if (one_msr(fd, KVM_GET_MSRS, &e) == 1)
 			s->msrs[s->nmsrs++] = e;

@@ -128,10 +128,13 @@ uint32_t snap_record_size(uint32_t kind);	   /* 0 for an unknown kind */
 
 /* ---- dir.c: the snapshot directory, written whole or not at all ---- */
 struct snap_dir {
-	char path[MM_PATH_BYTES]; /* as given */
-	char tmp[MM_PATH_BYTES];  /* the temporary directory beside it */
-	int tmp_fd;		  /* the temporary directory, open */
-	int state_fd, mem_fd;	  /* its two files */
+	char path[MM_PATH_BYTES];     /* as given */
+	char tmp[MM_PATH_BYTES];      /* the temporary directory beside it */
+	char tmp_name[MM_PATH_BYTES]; /* its name in the parent directory */
+	char name[MM_PATH_BYTES];     /* the snapshot's name there */
+	int parent_fd;		      /* the directory both are in, open */
+	int tmp_fd;		      /* the temporary directory, open */
+	int state_fd, mem_fd;	      /* its two files */
 };
 /*
  * Before the guest runs: refuse a path that exists, make the temporary
@@ -143,6 +146,12 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 int snap_dir_commit(struct snap_dir *d, const struct snap_buf *state, char *err,
 		    size_t errlen);
 void snap_dir_discard(struct snap_dir *d); /* the temporary goes, nothing is left */
+/*
+ * On the way out at once (a second SIGINT): the temporary goes, with calls
+ * relative to the directories opened at the start only (async-signal-safe,
+ * and what the main thread's filter allows).
+ */
+void snap_dir_unlink_now(const struct snap_dir *d);
 
 /* A snapshot read back for --restore: the state parsed, the memory file open. */
 struct snapshot {
@@ -182,6 +191,8 @@ struct snap_save_in {
 	int guest_argc;
 	char *const *guest_argv;
 	const char *image;
+	int (*stop)(void *cookie); /* asked as RAM is written: 1 ends the save (-EINTR) */
+	void *stop_cookie;
 };
 /* What the snapshot cost, for the report and the results. */
 struct snapshot_facts {

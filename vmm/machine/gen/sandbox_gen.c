@@ -24,7 +24,7 @@
 static const char *const role_enums[SANDBOX_ROLES] = {
 	[SANDBOX_MAIN] = "SANDBOX_MAIN", [SANDBOX_VCPU] = "SANDBOX_VCPU",
 	[SANDBOX_UFFD] = "SANDBOX_UFFD", [SANDBOX_EAGER] = "SANDBOX_EAGER",
-	[SANDBOX_FILL] = "SANDBOX_FILL",
+	[SANDBOX_FILL] = "SANDBOX_FILL", [SANDBOX_SAVER] = "SANDBOX_SAVER",
 };
 
 static void die(const char *role, const char *what, int e)
@@ -51,9 +51,12 @@ static int slot_used(enum sandbox_role role, unsigned slot)
 		return 1;
 	/* The sanitizers' runtime may write anywhere: their rule subsumes the output fds' writes. */
 	if (slot >= SLOT_OUT && slot < SLOT_OUT + SANDBOX_MAX_OUT)
-		return role == SANDBOX_MAIN && !SANDBOX_SANITIZER_RULES;
+		return (role == SANDBOX_MAIN || role == SANDBOX_SAVER) &&
+		       !SANDBOX_SANITIZER_RULES;
 	if (slot >= SLOT_DIR && slot < SLOT_DIR + SANDBOX_MAX_DIRS)
-		return role == SANDBOX_MAIN;
+		return role == SANDBOX_MAIN || role == SANDBOX_SAVER;
+	if (slot >= SLOT_SNAP_STATE && slot <= SLOT_SNAP_PARENT)
+		return role == SANDBOX_SAVER;
 	return role == SANDBOX_VCPU && slot == SLOT_VCPU;
 }
 
@@ -74,6 +77,12 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 				 .dir_fds = dirs,
 				 .ndirs = SANDBOX_MAX_DIRS,
 				 .file_fd = (int)SANDBOX_PLACEHOLDER(SLOT_FILE),
+				 .snap_state_fd =
+					 (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_STATE),
+				 .snap_mem_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_MEM),
+				 .snap_tmp_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_TMP),
+				 .snap_parent_fd =
+					 (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_PARENT),
 				 .fill_uffds = uffds,
 				 .nfill_uffds = SANDBOX_MAX_FILL_UFFDS };
 	const char *name = sandbox_role_name(role);
