@@ -37,10 +37,10 @@ fi
 # save_interrupt NAME COUNT: a guest of SAVE_MIB written whole asks for a snapshot;
 # once its memory file is sized (the save has begun) it gets COUNT SIGINTs. The run
 # must end with 130 and say so, leaving neither the snapshot nor its temporary.
-SAVE_MIB=${SAVE_MIB:-1024}
+SAVE_MIB=${SAVE_MIB:-1536}
 save_interrupt() {
 	local name=$1 count=$2 snap=$R/$1 pid rc seen=0 f
-	$MINIVMM --mem ${SAVE_MIB}M --snapshot "$snap" $GUEST -- flat --max-mib $((SAVE_MIB * 7 / 8)) --iterations 2 --snapshot-after 1 \
+	$MINIVMM --mem ${SAVE_MIB}M --snapshot "$snap" $GUEST -- flat --max-mib $((SAVE_MIB / 3)) --iterations 2 --snapshot-after 1 \
 		>"$OUT/$name.out" 2>"$OUT/$name.err" &
 	pid=$!
 	for _ in $(seq 3000); do
