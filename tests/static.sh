@@ -287,3 +287,7 @@ if grep -rn '\.\./shared\|shared/docs/' README.md docs bench/README.md >"$S/outs
 else
 	pass docs-inside-the-repo
 fi
+
+# docs/sandbox-roles.md is what sandbox.c's allowlists make (scripts/sandbox-table).
+scripts/sandbox-table --check 2>"$S/sandbox-table.err" && pass static-sandbox-table ||
+	fail static-sandbox-table "$(cat "$S/sandbox-table.err")"

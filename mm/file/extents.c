@@ -20,6 +20,8 @@ int mm_file_each_extent(int fd, uint64_t off, uint64_t end,
 		h = lseek(fd, d, SEEK_HOLE);
 		if (h < 0)
 			return -errno;
+		if (d < at || h <= d)
+			return -EINVAL; /* not a file's answer (not a regular file) */
 		if ((uint64_t)h > end)
 			h = (off_t)end;
 		r = fn(cookie, (uint64_t)d, (uint64_t)h);

@@ -165,14 +165,17 @@ struct mm_memfile_stats {
  * backed it (anonymous RAM: neither present nor swapped in pagemap; RAM in
  * a file: a hole of the file). Pages in swap, or evicted from the page
  * cache, are read back and saved. 0, or -errno with err set (-ENOSPC: the
- * file system is full).
+ * file system is full). stop(cookie) (may be NULL), asked every few MiB,
+ * ends it early with -EINTR: the file is then incomplete, the caller's to
+ * remove.
  */
-int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
-		     char *err, size_t errlen);
+int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
+		     void *cookie, struct mm_memfile_stats *st, char *err, size_t errlen);
 /*
  * fn(cookie, start, end) for each data extent of fd within [off, end), in
  * order and clipped to it (SEEK_DATA/SEEK_HOLE; extents.c, the tree's one
- * walker). 0 at the end, fn's non-zero return, or -errno of lseek (on a file
+ * walker). 0 at the end, fn's non-zero return, -EINVAL where lseek gave no
+ * file's answer (not a regular file), or -errno of lseek (on a file
  * system that cannot say: the whole file is data there, which SEEK_DATA
  * reports by itself).
  */

@@ -36,12 +36,21 @@ static int all_zero(const uint8_t *p, uint64_t len)
 	return 1;
 }
 
-/* Write [off, off + len) of src at the same offset of fd, whole. 0 or -errno. */
-static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len)
+struct stopper {
+	int (*fn)(void *);
+	void *cookie;
+};
+
+/* Write [off, off + len) of src at the same offset of fd, whole. 0, -EINTR (stopped) or -errno. */
+static int write_all(int fd, const uint8_t *src, uint64_t off, uint64_t len,
+		     const struct stopper *s)
 {
 	while (len) {
-		ssize_t n =
-			pwrite(fd, src + off, len < IO_MAX ? len : IO_MAX, (off_t)off);
+		ssize_t n;
+
+		if (s->fn && s->fn(s->cookie))
+			return -EINTR;
+		n = pwrite(fd, src + off, len < IO_MAX ? len : IO_MAX, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -88,6 +97,23 @@ struct scan {
 	uint8_t *buf; /* RAM in a file: one window, read from the file */
 };
 
+/* mm_file_each_extent's callback for window(): the pages of a data extent. */
+struct marks {
+	uint8_t *maybe;
+	uint64_t n, base; /* the window's pages, the file offset of its first */
+	uint64_t any;
+};
+
+static int mark_pages(void *cookie, uint64_t off, uint64_t end)
+{
+	struct marks *m = cookie;
+
+	for (uint64_t p = (off - m->base) / SCAN_PAGE;
+	     p < m->n && m->base + p * SCAN_PAGE < end; p++, m->any++)
+		m->maybe[p] = 1;
+	return 0;
+}
+
 /*
  * Which pages of [at, at + len) may hold data (maybe[p]), and where their
  * bytes are to be looked at (*src: the window's first byte). Anonymous
@@ -102,7 +128,8 @@ static int window(struct scan *sc, uint64_t at, uint64_t len, uint8_t *maybe,
 		  const uint8_t **src, char *err, size_t errlen)
 {
 	const struct guest_ram *ram = sc->ram;
-	uint64_t n = len / SCAN_PAGE, any = 0;
+	uint64_t n = len / SCAN_PAGE, any;
+	struct marks mk;
 	int e;
 
 	if (ram->fd < 0) {
@@ -119,37 +146,18 @@ static int window(struct scan *sc, uint64_t at, uint64_t len, uint8_t *maybe,
 		return 0;
 	}
 	memset(maybe, 0, n);
-	for (uint64_t pos = sc->file_off + at, end = pos + len; pos < end;) {
-		off_t d = lseek(ram->fd, (off_t)pos, SEEK_DATA), h;
-
-		if (d < 0 && errno == ENXIO)
-			break; /* holes to the end */
-		h = d < 0 ? -1 : lseek(ram->fd, d, SEEK_HOLE);
-		if (d >= 0 && h >= 0 && ((uint64_t)d < pos || h <= d)) {
-			/* Not a file's answer (not a regular file): the contents decide. */
-			memset(maybe, 1, n);
-			any = n;
-			break;
-		}
-		if (d < 0 || h < 0) {
-			if (errno != EINVAL && errno != EOPNOTSUPP) {
-				e = -errno;
-				snprintf(err, errlen,
-					 "SEEK_DATA/SEEK_HOLE on guest RAM's file: %s",
-					 strerror(-e));
-				return e;
-			}
-			memset(maybe, 1, n); /* cannot say: the contents decide */
-			any = n;
-			break;
-		}
-		if ((uint64_t)d >= end)
-			break;
-		for (uint64_t p = ((uint64_t)d - (sc->file_off + at)) / SCAN_PAGE;
-		     p < n && sc->file_off + at + p * SCAN_PAGE < (uint64_t)h; p++, any++)
-			maybe[p] = 1;
-		pos = (uint64_t)h;
+	mk = (struct marks){ maybe, n, sc->file_off + at, 0 };
+	e = mm_file_each_extent(ram->fd, mk.base, mk.base + len, mark_pages, &mk);
+	if (e == -EINVAL || e == -EOPNOTSUPP) {
+		/* The file system cannot say (or not a regular file): the contents decide. */
+		memset(maybe, 1, n);
+		mk.any = n;
+	} else if (e) {
+		snprintf(err, errlen, "SEEK_DATA/SEEK_HOLE on guest RAM's file: %s",
+			 strerror(-e));
+		return e;
 	}
+	any = mk.any;
 	*src = sc->buf;
 	if (!any)
 		return 0;
@@ -160,9 +168,10 @@ static int window(struct scan *sc, uint64_t at, uint64_t len, uint8_t *maybe,
 	return e;
 }
 
-int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stats *st,
-		     char *err, size_t errlen)
+int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
+		     void *cookie, struct mm_memfile_stats *st, char *err, size_t errlen)
 {
+	const struct stopper stopper = { stop, cookie };
 	struct scan *sc = calloc(1, sizeof(*sc));
 	uint8_t maybe[SCAN_PAGES];
 	uint64_t run = 0, run_len = 0;
@@ -198,6 +207,14 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 		uint64_t len = ram->size - at < SCAN_CHUNK ? ram->size - at : SCAN_CHUNK;
 		const uint8_t *src = NULL;
 
+		/* Asked to stop (a SIGINT): at a window's edge, the file left as it is. */
+		if (stop && stop(cookie)) {
+			e = -EINTR;
+			snprintf(err, errlen, "stopped after %llu of %llu MiB",
+				 (unsigned long long)(at >> 20),
+				 (unsigned long long)(ram->size >> 20));
+			break;
+		}
 		e = window(sc, at, len, maybe, &src, err, errlen);
 		for (uint64_t p = 0; p < len / SCAN_PAGE && !e; p++) {
 			uint64_t gpa = at + p * SCAN_PAGE;
@@ -209,7 +226,7 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 				continue;
 			}
 			if (run_len) {
-				e = write_all(fd, ram->hva, run, run_len);
+				e = write_all(fd, ram->hva, run, run_len, &stopper);
 				st->data_bytes += run_len;
 				st->extents++;
 				run_len = 0;
@@ -221,11 +238,13 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, struct mm_memfile_stat
 		}
 	}
 	if (!e && run_len) {
-		e = write_all(fd, ram->hva, run, run_len);
+		e = write_all(fd, ram->hva, run, run_len, &stopper);
 		st->data_bytes += run_len;
 		st->extents++;
 	}
-	if (e && !err[0])
+	if (e == -EINTR && !err[0])
+		snprintf(err, errlen, "stopped while writing the memory file");
+	else if (e && !err[0])
 		snprintf(err, errlen, "writing the memory file: %s", strerror(-e));
 	if (sc->pagemap >= 0)
 		close(sc->pagemap);

@@ -78,6 +78,11 @@ struct uffd_hooks {
 	int (*thread_enter)(void *cookie, unsigned index, int uffd, int stop_fd);
 	/* A handler cannot go on: once, with why; its slice is unregistered and woken. */
 	void (*failed)(void *cookie, const char *msg);
+	/*
+	 * On a filler thread (uffd_fill_start), before its first page (the
+	 * sandbox): the memory file it reads, the uffds it copies through. 0 or -errno.
+	 */
+	int (*filler_enter)(void *cookie, int file_fd, const int *uffds, unsigned n);
 };
 
 struct uffd_pager;

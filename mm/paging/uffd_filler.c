@@ -15,6 +15,8 @@ struct item {
 	uint64_t gpa, bytes;
 };
 
+struct worker;
+
 struct uffd_filler {
 	struct uffd_pager *p;
 	struct item *items;
@@ -26,6 +28,8 @@ struct uffd_filler {
 	int rest;
 	unsigned nthreads, started;
 	pthread_t tid[64];
+	struct worker *w[64]; /* mapped and freed here, on the caller's thread */
+	int uffds[64];	      /* the handlers', for the fillers' sandbox */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t t0, t_first, t_all;
@@ -174,8 +178,16 @@ static void *filler(void *arg)
 {
 	struct worker *w = arg;
 	struct uffd_filler *f = w->f;
+	const struct uffd_hooks *h = &f->p->hooks;
 	size_t i;
 
+	if (h->filler_enter) {
+		w->err = h->filler_enter(h->cookie, f->p->file->fd, f->uffds,
+					 f->p->nthreads);
+		if (w->err)
+			snprintf(w->what, sizeof(w->what), "its sandbox: %s",
+				 strerror(-w->err));
+	}
 	while (!w->err &&
 	       (i = __atomic_fetch_add(&f->next, 1, __ATOMIC_RELAXED)) < f->nitems) {
 		if (__atomic_load_n(&f->failed, __ATOMIC_RELAXED))
@@ -207,9 +219,14 @@ static void *filler(void *arg)
 		f->t_all = now_ns();
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
-	munmap(w->buf, f->chunk);
+	return NULL; /* w and its buffer: uffd_fill_join's */
+}
+
+static void worker_free(struct uffd_filler *f, struct worker *w)
+{
+	if (w && w->buf && w->buf != MAP_FAILED)
+		munmap(w->buf, f->chunk);
 	free(w);
-	return NULL;
 }
 
 int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, char *err,
@@ -249,6 +266,14 @@ int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, cha
 		r = add_items(f, &cap, 0, p->ram_bytes);
 	if (r)
 		goto fail;
+	if (p->nthreads > sizeof(f->uffds) / sizeof(f->uffds[0])) {
+		r = -E2BIG;
+		snprintf(err, errlen, "filling guest RAM: more than %zu handler threads",
+			 sizeof(f->uffds) / sizeof(f->uffds[0]));
+		goto fail;
+	}
+	for (unsigned i = 0; i < p->nthreads; i++)
+		f->uffds[i] = p->th[i].uffd;
 	p->file->fill = f;
 	f->t0 = now_ns();
 	if (!f->nfirst)
@@ -260,7 +285,7 @@ int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, cha
 			w->buf = mmap(NULL, f->chunk, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (!w || w->buf == MAP_FAILED) {
-			free(w);
+			worker_free(f, w);
 			break;
 		}
 		w->f = f;
@@ -271,11 +296,10 @@ int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, cha
 			pthread_mutex_lock(&f->lock);
 			f->running--;
 			pthread_mutex_unlock(&f->lock);
-			munmap(w->buf, f->chunk);
-			free(w);
+			worker_free(f, w);
 			break;
 		}
-		f->started++;
+		f->w[f->started++] = w;
 	}
 	if (f->started)
 		return 0;
@@ -323,8 +347,11 @@ void uffd_fill_join(struct uffd_pager *p)
 	if (!f)
 		return;
 	__atomic_store_n(&f->next, f->nitems, __ATOMIC_RELAXED); /* no more items */
-	for (unsigned i = 0; i < f->started; i++)
+	for (unsigned i = 0; i < f->started; i++) {
 		pthread_join(f->tid[i], NULL);
+		worker_free(f, f->w[i]);
+		f->w[i] = NULL;
+	}
 	f->started = 0;
 }
 

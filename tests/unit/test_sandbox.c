@@ -22,6 +22,8 @@
 #define FAKE_STOP_FD  903
 #define FAKE_SPARE_FD 904
 #define FAKE_DIR_FD   905 /* SANDBOX_MAIN: the results' directory */
+#define FAKE_FILE_FD  906 /* SANDBOX_FILL: the memory file */
+#define FAKE_UFFD2_FD 907 /* SANDBOX_FILL: a second handler's uffd */
 #define RAM_BYTES     (2UL << 20)
 
 enum action {
@@ -50,6 +52,9 @@ enum action {
 	DO_MAIN_RENAME, /* SANDBOX_MAIN: the results into place, in their directory */
 	DO_MAIN_RENAME_OTHER, /* ... in another */
 	DO_MAIN_UNLINK_CWD,   /* unlink relative to the working directory */
+	DO_FILL_ALLOWED, /* SANDBOX_FILL: pread the file, UFFDIO_COPY through each uffd */
+	DO_FILL_WAKE,	 /* a uffd ioctl other than UFFDIO_COPY */
+	DO_FILL_READ_OTHER, /* pread of another fd */
 };
 
 struct job {
@@ -70,14 +75,18 @@ static uint8_t *eager_map(void)
 static void *sandboxed(void *arg)
 {
 	const struct job *j = arg;
-	int stats[] = { FAKE_STATS_FD }, dirs[] = { FAKE_DIR_FD };
+	int stats[] = { FAKE_STATS_FD }, dirs[] = { FAKE_DIR_FD },
+	    uffds[] = { FAKE_UFFD_FD, FAKE_UFFD2_FD };
 	struct sandbox_fds f = { .vcpu_fd = FAKE_VCPU_FD,
 				 .uffd_fd = FAKE_UFFD_FD,
 				 .stop_fd = FAKE_STOP_FD,
 				 .stats_fds = stats,
 				 .nstats = 1,
 				 .dir_fds = dirs,
-				 .ndirs = 1 };
+				 .ndirs = 1,
+				 .file_fd = FAKE_FILE_FD,
+				 .fill_uffds = uffds,
+				 .nfill_uffds = 2 };
 	struct uffdio_copy copy = { 0 };
 	struct pollfd pfd[2] = { { .fd = FAKE_UFFD_FD, .events = POLLIN },
 				 { .fd = FAKE_STOP_FD, .events = POLLIN } };
@@ -226,6 +235,23 @@ static void *sandboxed(void *arg)
 	case DO_MAIN_UNLINK_CWD:
 		unlinkat(AT_FDCWD, "a", 0);
 		break;
+	case DO_FILL_ALLOWED:
+		/* On closed fds: EBADF means the filter let them through. */
+		if (pread(FAKE_FILE_FD, buf, sizeof(buf), 0) != -1 || errno != EBADF)
+			_exit(30);
+		if (ioctl(FAKE_UFFD_FD, UFFDIO_COPY, &copy) != -1 || errno != EBADF)
+			_exit(31);
+		if (ioctl(FAKE_UFFD2_FD, UFFDIO_COPY, &copy) != -1 || errno != EBADF)
+			_exit(32);
+		if (clock_gettime(CLOCK_MONOTONIC, &ts))
+			_exit(33);
+		break;
+	case DO_FILL_WAKE:
+		ioctl(FAKE_UFFD_FD, UFFDIO_WAKE, &copy);
+		break;
+	case DO_FILL_READ_OTHER:
+		pread(FAKE_STATS_FD, buf, sizeof(buf), 0);
+		break;
 	}
 	return NULL;
 }
@@ -311,5 +337,20 @@ void test_sandbox(void)
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_EAGER_WRITE)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_UFFD_MMAP)));
 	CHECK(killed_by_sigsys(in_child(SANDBOX_EAGER, DO_OPEN)));
+#endif
+	/* Filler threads: the memory file's reads and UFFDIO_COPY through the uffds named, no more. */
+	st = in_child(SANDBOX_FILL, DO_FILL_ALLOWED);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_FILL_WAKE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_UFFD_REGISTER)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_UFFD_OTHER_FD)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_UFFD_KVM)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_SOCKET)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_VCPU, DO_FILL_ALLOWED)));
+#ifndef MINIVMM_SANITIZE /* the sanitizer runtime reads, writes, maps and opens */
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_FILL_READ_OTHER)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_UFFD_WRITE)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_UFFD_MMAP)));
+	CHECK(killed_by_sigsys(in_child(SANDBOX_FILL, DO_OPEN)));
 #endif
 }

@@ -129,6 +129,10 @@ static void probe_values(const struct sandbox_fds *f, struct values *s)
 	add(s, (uint64_t)f->vcpu_fd + 1);
 	add(s, (uint64_t)f->vcpu_fd | 1ULL << 32);
 	add(s, (uint64_t)f->uffd_fd);
+	add(s, (uint64_t)f->file_fd);
+	add(s, (uint64_t)f->file_fd + 1);
+	for (unsigned i = 0; i < f->nfill_uffds; i++)
+		add(s, (uint64_t)f->fill_uffds[i]);
 	for (unsigned i = 0; i < f->nstats; i++) {
 		add(s, (uint64_t)f->stats_fds[i]);
 		add(s, (uint64_t)f->stats_fds[i] + 1);
@@ -229,7 +233,7 @@ static int child_many_stats(int forbidden)
 
 void test_sandbox_bpf(void)
 {
-	int stats1[] = { 7, 9 }, out1[] = { 3, 4, 12, 13 };
+	int stats1[] = { 7, 9 }, out1[] = { 3, 4, 12, 13 }, uffds1[] = { 11, 16 };
 	int stats_full[SANDBOX_MAX_STATS], st;
 	struct sandbox_fds one = { .vcpu_fd = 5,
 				   .uffd_fd = 11,
@@ -237,7 +241,10 @@ void test_sandbox_bpf(void)
 				   .stats_fds = stats1,
 				   .nstats = ARRAY_SIZE(stats1),
 				   .out_fds = out1,
-				   .nout = 1 },
+				   .nout = 1,
+				   .file_fd = 15,
+				   .fill_uffds = uffds1,
+				   .nfill_uffds = ARRAY_SIZE(uffds1) },
 			   full = { .vcpu_fd = 600,
 				    .uffd_fd = 601,
 				    .stats_fds = stats_full,

@@ -211,7 +211,7 @@ static void pager_child(const char *backing, unsigned threads, unsigned delay_us
 {
 	const struct mm_backend *b = mm_backend_find(backing);
 	struct uffd_config c = { .threads = threads, .delay_us = delay_us, .record = 1 };
-	struct uffd_hooks h = { &sandboxed, enter_uffd_sandbox, NULL };
+	struct uffd_hooks h = { &sandboxed, enter_uffd_sandbox, NULL, NULL };
 	struct uffd_pager *p;
 	struct guest_ram ram;
 	struct uffd_stats st;

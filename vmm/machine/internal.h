@@ -17,6 +17,10 @@ struct vcpu {
 	int started;
 	double t_run, t_done; /* the thread's run loop (for --trace) */
 	char stopped_at[384]; /* a timed-out run: its registers then (vcpu_describe) */
+	/* --snapshot: its state, read by its own thread at its pause point (pause.c). */
+	struct vcpu_state *saved;
+	int saved_ok, saved_err;
+	char saved_why[192];
 };
 
 struct vm {
@@ -47,6 +51,15 @@ struct vm {
 	unsigned running;     /* vCPU threads still in their run loop */
 	uint64_t entry_flags; /* every vCPU's RCX at entry: MVM_ENTRY_* */
 	int pausing;	      /* vm_pause: the end is a pause for a snapshot (pause.c) */
+	struct {
+		int ready;	       /* vm_snapshot_prepare done */
+		int hold;	       /* vCPU threads park at their pause points */
+		unsigned parked;       /* how many are parked */
+		pthread_cond_t resume; /* hold went to 0 */
+		int xsave, xcrs; /* KVM_CHECK_EXTENSION's, asked before any filter */
+		uint32_t nmsrs;
+		uint32_t msrs[VCPU_MSRS_MAX]; /* KVM_GET_MSR_INDEX_LIST's */
+	} snap;
 	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
 	cpu_set_t cpus;
 	int cpus_saved;
@@ -92,6 +105,12 @@ int cpuinfo_flags_parse(const char *line, struct kvm_facts *f);
 void kvm_facts_read(int open_errno, struct kvm_facts *f);
 /* Which KVM this is (pvm, vmx, svm) and whether it pages with EPT/NPT, from the modules. */
 void platform_kind(struct platform *p);
+
+/* pause.c: a vCPU thread whose loop ended: 1 to run on (released from a pause), 0 to end. */
+int vcpu_pause_point(struct vcpu *v);
+/* vcpu_state.c: v's state, on its own thread (after vm_snapshot_prepare). 0, or -errno with err. */
+int vcpu_state_read(struct vm *vm, struct vcpu *v, struct vcpu_state *s, char *err,
+		    size_t errlen);
 
 /* vcpu.c */
 int vcpu_create(struct vm *vm, struct vcpu *v, unsigned index); /* 0 or -errno */
@@ -224,13 +243,20 @@ void order_done(struct order_plan *p, uint64_t gpa, uint64_t len, uint64_t t_ns)
 #define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
 #define SANDBOX_MAX_DIRS \
 	3 /* their directories: the results', the trace's, the record's */
+#define SANDBOX_MAX_FILL_UFFDS 16 /* SANDBOX_FILL: the handlers' uffds (one per thread) */
 enum sandbox_slot {
-	SLOT_PID,   /* tgkill's target process */
-	SLOT_VCPU,  /* SANDBOX_VCPU: its vCPU fd */
-	SLOT_UFFD,  /* SANDBOX_UFFD: its userfaultfd */
-	SLOT_SPARE, /* SANDBOX_EAGER: the spare vCPU it prefaults through */
-	SLOT_VM,    /* SANDBOX_VCPU of a PC guest: the VM fd, for KVM_IRQ_LINE */
-	SLOT_STATS,
+	SLOT_PID,	 /* tgkill's target process */
+	SLOT_VCPU,	 /* SANDBOX_VCPU: its vCPU fd */
+	SLOT_UFFD,	 /* SANDBOX_UFFD: its userfaultfd */
+	SLOT_SPARE,	 /* SANDBOX_EAGER: the spare vCPU it prefaults through */
+	SLOT_VM,	 /* SANDBOX_VCPU of a PC guest: the VM fd, for KVM_IRQ_LINE */
+	SLOT_FILE,	 /* SANDBOX_FILL: the memory file */
+	SLOT_SNAP_STATE, /* SANDBOX_SAVER: the snapshot's files and directories */
+	SLOT_SNAP_MEM,
+	SLOT_SNAP_TMP,
+	SLOT_SNAP_PARENT,
+	SLOT_FILL_UFFDS,
+	SLOT_STATS = SLOT_FILL_UFFDS + SANDBOX_MAX_FILL_UFFDS,
 	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,
 	SLOT_DIR = SLOT_OUT + SANDBOX_MAX_OUT, /* SANDBOX_MAIN: the final rename's */
 	SLOT_COUNT = SLOT_DIR + SANDBOX_MAX_DIRS
@@ -268,5 +294,9 @@ int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 /* Slot values for f and pid: -E2BIG when f has more fds than slots. */
 int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 			uint32_t values[SLOT_COUNT]);
+
+/* sandbox_probe.c: MINIVMM_TEST_SECCOMP_PROBE names this role (said on stderr): 1. */
+int sandbox_probe_wanted(enum sandbox_role role);
+void sandbox_probe_run(void); /* a call no filter allows: SIGSYS */
 
 #endif /* MINIVMM_MACHINE_INTERNAL_H */

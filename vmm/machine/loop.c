@@ -27,22 +27,26 @@ static void *vcpu_thread(void *arg)
 	t = now_s();
 	__atomic_store(&v->t_run, &t,
 		       __ATOMIC_RELEASE); /* the guest runs: wait.c reads it */
-	while (!vm_stopping(vm)) {
-		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
-			if (errno == EINTR || errno == EAGAIN) {
-				v->kvm_run->immediate_exit = 0;
-				continue;
+	do {
+		while (!vm_stopping(vm)) {
+			if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+				if (errno == EINTR || errno == EAGAIN) {
+					v->kvm_run->immediate_exit = 0;
+					continue;
+				}
+				vm_finish(vm, END_HOST_ERROR, 0,
+					  "KVM: KVM_RUN on vCPU %u: %s", v->index,
+					  strerror(errno));
+				break;
 			}
-			vm_finish(vm, END_HOST_ERROR, 0, "KVM: KVM_RUN on vCPU %u: %s",
-				  v->index, strerror(errno));
-			break;
+			if (!ran && vm->hooks.vcpu_ran)
+				vm->hooks.vcpu_ran(vm->hooks.cookie, v->index);
+			ran = 1;
+			if (exit_dispatch(vm, v) == VCPU_STOP)
+				break;
 		}
-		if (!ran && vm->hooks.vcpu_ran)
-			vm->hooks.vcpu_ran(vm->hooks.cookie, v->index);
-		ran = 1;
-		if (exit_dispatch(vm, v) == VCPU_STOP)
-			break;
-	}
+		/* --snapshot: its state read, parked while paused; on again after it. */
+	} while (vcpu_pause_point(v));
 	/* A run that timed out: where this vCPU was (the report says, for a guest that hangs). */
 	if (vm_end(vm) == END_TIMEOUT)
 		vcpu_describe(v, v->stopped_at, sizeof(v->stopped_at));
@@ -143,6 +147,18 @@ static int vcpus_done(void *cookie)
 	return done;
 }
 
+/* A pause: every vCPU thread parked or ended, or the pause abandoned. */
+static int vcpus_parked(void *cookie)
+{
+	struct vm *vm = cookie;
+	int done;
+
+	pthread_mutex_lock(&vm->lock);
+	done = !vm->snap.hold || vm->running == 0;
+	pthread_mutex_unlock(&vm->lock);
+	return done;
+}
+
 void vm_run_to_end(struct vm *vm, double deadline, double timeout_s, void (*tick)(void *),
 		   void *cookie, double tick_s)
 {
@@ -150,6 +166,12 @@ void vm_run_to_end(struct vm *vm, double deadline, double timeout_s, void (*tick
 	if (!vm_stopping(vm))
 		vm_finish(vm, END_GUEST_PARKED, 0,
 			  "guest stopped every vCPU without exiting (no exit hypercall)");
+	/* A pause: the threads park (a device operation ends first); a signal abandons it. */
+	if (vm_pause_holding(vm)) {
+		vm_wait_main(vm, vcpus_parked, vm, NULL, NULL, 1.0, 0, 0);
+		if (vm_pause_holding(vm))
+			return; /* the caller saves, then releases them */
+	}
 	for (unsigned i = 0; i < vm->nvcpus; i++)
 		if (vm->vcpus[i].started)
 			pthread_join(vm->vcpus[i].thread, NULL);

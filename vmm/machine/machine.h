@@ -383,9 +383,16 @@ void vm_wait_main(struct vm *vm, int (*done)(void *), void *done_cookie,
 		  double timeout_s);
 /*
  * fn runs (async-signal-safe, on the main thread) just before the second
- * SIGINT's immediate exit: the application removes its temporaries.
+ * SIGINT's immediate exit: the application removes its temporaries. Two at
+ * most (the results', the snapshot's); the same fn twice is one.
  */
 void vm_set_exit_hook(void (*fn)(void));
+/*
+ * Main thread, signals blocked (a long save): a SIGINT or SIGTERM pending is
+ * taken as vm_wait_main takes it (the run ends as interrupted, a second one
+ * exits at once). The signal, or 0.
+ */
+int vm_interrupt_pending(struct vm *vm);
 /* Block the signals vm_wait_main takes; install the kick handler. old: to restore. */
 void vm_signals_block(struct vm *vm, sigset_t *old);
 
@@ -393,13 +400,32 @@ void vm_signals_block(struct vm *vm, sigset_t *old);
 void vm_set_entry_flags(struct vm *vm, uint64_t flags);
 
 /* ---- pause.c: every vCPU stopped at a consistent point (a snapshot) ---- */
+/*
+ * --snapshot, setup (vCPUs created, no thread yet): what each vCPU thread
+ * needs to read its own state at its pause point (the MSR list, KVM's
+ * capabilities, room). 0, or -errno with err.
+ */
+int vm_snapshot_prepare(struct vm *vm, char *err, size_t errlen);
 /* From a vCPU thread (the snapshot hypercall): end the run as a pause. 0, or -EBUSY (it is ending already). */
 int vm_pause(struct vm *vm, unsigned vcpu);
 int vm_paused(const struct vm *vm); /* the run ended as vm_pause's */
-/* Main thread, every vCPU thread joined: finish each vCPU's half-done exit. 0 or -errno with err. */
+/* The vCPU threads are to park at their pause points (vm_pause, until released or abandoned). */
+int vm_pause_holding(struct vm *vm);
+/* A device operation in progress must stop: the run is ending, and not as a pause. */
+int vm_device_stop(struct vm *vm);
+/* Every vCPU parked or ended: each completed its exit and read its state. 0 or -errno with err. */
 int vm_pause_settle(struct vm *vm, char *err, size_t errlen);
-/* After the snapshot (--snapshot-continue): the run is running again; vm_start_vcpus next. */
-void vm_resume_after_pause(struct vm *vm);
+/* vCPU i's state as its thread read it (after vm_pause_settle), or NULL. */
+const struct vcpu_state *vm_vcpu_saved(const struct vm *vm, unsigned i);
+/* After the save: the parked vCPU threads run on (--snapshot-continue) or end (vm_run_to_end joins). */
+void vm_pause_release(struct vm *vm, int run_on);
+/*
+ * A pause that cannot complete (a signal, a failed save): the run ends as end
+ * with the message, device operations stop, parked threads end. 1, or 0 when
+ * there was no pause to abandon.
+ */
+int vm_pause_abandon(struct vm *vm, enum run_end end, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* ---- vcpu_state.c: a vCPU's whole state, as KVM gives and takes it ---- */
 #define VCPU_MSRS_MAX	 256
@@ -423,9 +449,6 @@ struct vcpu_state {
 	struct kvm_msr_entry
 		msrs[VCPU_MSRS_MAX]; /* those KVM_GET_MSR_INDEX_LIST lists that read */
 };
-/* vCPU i's state (after vm_pause_settle). 0, or -errno with err set. */
-int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err,
-		      size_t errlen);
 /*
  * Set vCPU i to s (before it ever runs). MSRs KVM refuses are skipped, their
  * indexes in skipped[0 .. *nskipped) (room for VCPU_MSRS_MAX). 0, or -errno with err.
@@ -685,6 +708,8 @@ enum sandbox_role {
 	SANDBOX_VCPU,
 	SANDBOX_UFFD,
 	SANDBOX_EAGER,
+	SANDBOX_FILL,
+	SANDBOX_SAVER,
 	SANDBOX_ROLES
 };
 struct sandbox_fds {
@@ -698,6 +723,11 @@ struct sandbox_fds {
 	int nout;
 	const int *dir_fds; /* SANDBOX_MAIN: their directories (the final rename) */
 	int ndirs;
+	/* SANDBOX_SAVER: the snapshot's state and memory files, its temporary and parent directories */
+	int snap_state_fd, snap_mem_fd, snap_tmp_fd, snap_parent_fd;
+	int file_fd;	       /* SANDBOX_FILL: the memory file it reads */
+	const int *fill_uffds; /* SANDBOX_FILL: the handlers' uffds it copies through */
+	unsigned nfill_uffds;
 };
 /* A role's filter built by libseccomp at run time (tests; libseccomp context). 0 or -errno. */
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **ctx);
@@ -710,5 +740,7 @@ int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f);
 /* The program sandbox_enter would load from the compile-time build: its length, or -errno. */
 int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,
 		    struct sock_filter *prog, unsigned cap);
+/* The role's short name ("main", "vcpu", "uffd", "eager", "fill", "saver"), or NULL. */
+const char *sandbox_role_name(enum sandbox_role role);
 
 #endif /* MINIVMM_MACHINE_H */

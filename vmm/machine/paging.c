@@ -183,6 +183,21 @@ static int handler_enter(void *cookie, unsigned index, int uffd, int stop_fd)
 	return pg->sandbox ? sandbox_enter(SANDBOX_UFFD, &f) : 0;
 }
 
+static int filler_enter(void *cookie, int file_fd, const int *uffds, unsigned n)
+{
+	struct paging *pg = cookie;
+	struct sandbox_fds f = { .vcpu_fd = -1,
+				 .uffd_fd = -1,
+				 .stop_fd = -1,
+				 .prefault_fd = -1,
+				 .irq_vm_fd = -1,
+				 .file_fd = file_fd,
+				 .fill_uffds = uffds,
+				 .nfill_uffds = n };
+
+	return pg->sandbox ? sandbox_enter(SANDBOX_FILL, &f) : 0;
+}
+
 static void handler_failed(void *cookie, const char *msg)
 {
 	struct paging *pg = cookie;
@@ -192,7 +207,7 @@ static void handler_failed(void *cookie, const char *msg)
 
 int paging_start(struct paging *pg, struct vm *vm, int sandbox, char *err, size_t errlen)
 {
-	const struct uffd_hooks h = { pg, handler_enter, handler_failed };
+	const struct uffd_hooks h = { pg, handler_enter, handler_failed, filler_enter };
 	int r;
 
 	if (!pg || pg->started)

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <seccomp.h>
+#include <stdio.h> /* RENAME_NOREPLACE */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -168,6 +169,10 @@ static int allow_worker(scmp_filter_ctx ctx, long pid)
  */
 static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 {
+	static const unsigned long state_reads[] = {
+		KVM_GET_FPU,	     KVM_GET_XSAVE, KVM_GET_XCRS,
+		KVM_GET_VCPU_EVENTS, KVM_GET_LAPIC, KVM_GET_MSRS,
+	};
 	scmp_datum_t fd = (scmp_datum_t)f->vcpu_fd;
 	int r = 0;
 
@@ -180,6 +185,10 @@ static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	r = r
 		    ?: ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
 			     SCMP_A1(SCMP_CMP_EQ, KVM_GET_SREGS)); /* vcpu_describe */
+	/* --snapshot: its own state, read at its pause point (pause.c); reads only. */
+	for (size_t i = 0; !r && i < ARRAY_SIZE(state_reads); i++)
+		r = ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, fd),
+			  SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)state_reads[i]));
 	/* A PC guest's COM1 interrupt: the line up or down, on the VM, nothing else. */
 	if (f->irq_vm_fd >= 0)
 		r = r
@@ -245,6 +254,28 @@ static int allow_eager(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pi
 }
 
 /*
+ * Filler threads (--restore-mode background and replay) copy the snapshot's
+ * memory file into guest RAM ahead of the guest's faults: pread of that file,
+ * UFFDIO_COPY through the handlers' uffds (which own the slices), nothing
+ * else of the uffds (no REGISTER, no WAKE: a racing fault is the handler's).
+ * The data is the snapshot's, written by a guest: no output, no memory of
+ * their own (their buffers are mapped and unmapped by the main thread), no
+ * other fd.
+ */
+static int allow_fill(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid)
+{
+	int r = 0;
+
+	r = r ?: ALLOW(ctx, pread64, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->file_fd));
+	for (unsigned i = 0; !r && i < f->nfill_uffds; i++)
+		r = ALLOW(ctx, ioctl, 2,
+			  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->fill_uffds[i]),
+			  SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)UFFDIO_COPY));
+	r = r ?: ALLOW(ctx, sched_yield, 0); /* glibc lock back-off */
+	return r ?: allow_worker(ctx, pid);
+}
+
+/*
  * The main thread waits for the end, draws progress, and at the end writes
  * the results to files opened before the filter and tears the VM down.
  */
@@ -285,9 +316,9 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	 * The results and trace go into place at the end (vmm/run/output.c): an
 	 * O_TMPFILE linked to its temporary name, renamed over the target, the
 	 * directory synced; a temporary removed on failure or the second
-	 * SIGINT. Only relative to the directories opened before (a path the
-	 * filter cannot see could still be absolute: the main thread runs no
-	 * guest-driven code).
+	 * SIGINT. Only relative to the directories opened before: a path the
+	 * filter cannot see could still be absolute, and the main thread shares
+	 * its memory with the threads a hostile guest drives.
 	 */
 	for (int i = 0; !r && i < f->ndirs; i++) {
 		scmp_datum_t d = (scmp_datum_t)f->dir_fds[i];
@@ -310,12 +341,84 @@ static int allow_main(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	return r;
 }
 
+/*
+ * The main thread of a --snapshot run: main's calls, and the snapshot's
+ * writer's on the files and directories opened before the guest ran. The
+ * vCPUs' state is read by their own threads: no KVM call here either.
+ */
+static int allow_saver(scmp_filter_ctx ctx, const struct sandbox_fds *f)
+{
+	const scmp_datum_t state = (scmp_datum_t)f->snap_state_fd,
+			   mem = (scmp_datum_t)f->snap_mem_fd,
+			   tmp = (scmp_datum_t)f->snap_tmp_fd,
+			   parent = (scmp_datum_t)f->snap_parent_fd;
+	int r = allow_main(ctx, f);
+
+	r = r ?: ALLOW(ctx, write, 1, SCMP_A0(SCMP_CMP_EQ, state));   /* the state file */
+	r = r ?: ALLOW(ctx, ftruncate, 1, SCMP_A0(SCMP_CMP_EQ, mem)); /* RAM's size */
+	r = r ?: ALLOW(ctx, pwrite64, 1, SCMP_A0(SCMP_CMP_EQ, mem));  /* RAM's data */
+	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, state));
+	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, mem));
+	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, tmp));
+	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, parent));
+	/*
+	 * The temporary renamed to the snapshot's name, beside it: renameat2
+	 * with RENAME_NOREPLACE, or where the file system lacks it (9p, NFS)
+	 * NAME claimed with mkdirat and the temporary renamed over that.
+	 */
+	r = r
+		    ?: ALLOW(ctx, renameat2, 3, SCMP_A0(SCMP_CMP_EQ, parent),
+			     SCMP_A2(SCMP_CMP_EQ, parent),
+			     SCMP_A4(SCMP_CMP_EQ, RENAME_NOREPLACE));
+	r = r ?: ALLOW(ctx, mkdirat, 1, SCMP_A0(SCMP_CMP_EQ, parent));
+	r = r
+		    ?: ALLOW(ctx, renameat, 2, SCMP_A0(SCMP_CMP_EQ, parent),
+			     SCMP_A2(SCMP_CMP_EQ, parent));
+	/* A failed or interrupted save: its files, then the empty temporary, go. */
+	r = r
+		    ?: ALLOW(ctx, unlinkat, 2, SCMP_A0(SCMP_CMP_EQ, tmp),
+			     SCMP_A2(SCMP_CMP_EQ, 0));
+	return r
+		       ?: ALLOW(ctx, unlinkat, 2, SCMP_A0(SCMP_CMP_EQ, parent),
+				SCMP_A2(SCMP_CMP_EQ, AT_REMOVEDIR));
+}
+
+/*
+ * Each role's allowlist, as the table below names it: scripts/sandbox-table
+ * reads these functions and this table (every ALLOW and every allow_* call,
+ * sanitizer rules aside) to write docs/sandbox-roles.md.
+ */
+static int role_main(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid)
+{
+	return allow_common(ctx, f, pid) ?: allow_main(ctx, f);
+}
+
+static int role_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid)
+{
+	return allow_common(ctx, f, pid) ?: allow_vcpu(ctx, f);
+}
+
+static int role_saver(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid)
+{
+	return allow_common(ctx, f, pid) ?: allow_saver(ctx, f);
+}
+
+typedef int (*role_rules)(scmp_filter_ctx ctx, const struct sandbox_fds *f, long pid);
+static const role_rules roles[SANDBOX_ROLES] = {
+	[SANDBOX_MAIN] = role_main,  [SANDBOX_VCPU] = role_vcpu,
+	[SANDBOX_UFFD] = allow_uffd, [SANDBOX_EAGER] = allow_eager,
+	[SANDBOX_FILL] = allow_fill, [SANDBOX_SAVER] = role_saver,
+};
+
 int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 		  void **out)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	scmp_filter_ctx ctx;
 	int r;
 
+	if ((unsigned)role >= SANDBOX_ROLES)
+		return -EINVAL;
+	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
 		return -ENOMEM;
 	/*
@@ -330,22 +433,24 @@ int sandbox_rules(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 		seccomp_release(ctx);
 		return r;
 	}
-	if (role == SANDBOX_UFFD) {
-		r = allow_uffd(ctx, f, pid);
-	} else if (role == SANDBOX_EAGER) {
-		r = allow_eager(ctx, f, pid);
-	} else {
-		r = allow_common(ctx, f, pid);
-		if (!r)
-			r = role == SANDBOX_VCPU ? allow_vcpu(ctx, f)
-						 : allow_main(ctx, f);
-	}
+	r = roles[role](ctx, f, pid);
 	if (r) {
 		seccomp_release(ctx);
 		return r < 0 ? r : -EINVAL;
 	}
 	*out = ctx;
 	return 0;
+}
+
+const char *sandbox_role_name(enum sandbox_role role)
+{
+	static const char *const names[SANDBOX_ROLES] = {
+		[SANDBOX_MAIN] = "main", [SANDBOX_VCPU] = "vcpu",
+		[SANDBOX_UFFD] = "uffd", [SANDBOX_EAGER] = "eager",
+		[SANDBOX_FILL] = "fill", [SANDBOX_SAVER] = "saver",
+	};
+
+	return (unsigned)role < SANDBOX_ROLES ? names[role] : NULL;
 }
 
 int sandbox_build(enum sandbox_role role, const struct sandbox_fds *f, void **out)

@@ -29,7 +29,7 @@ static int put_fds(uint32_t *values, unsigned first, unsigned slots, const int *
 int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, long pid,
 			uint32_t values[SLOT_COUNT])
 {
-	int r;
+	int saver = role == SANDBOX_SAVER, main_like = role == SANDBOX_MAIN || saver, r;
 
 	values[SLOT_PID] = (uint32_t)pid;
 	values[SLOT_VCPU] = role == SANDBOX_VCPU ? (uint32_t)f->vcpu_fd : SANDBOX_NO_FD;
@@ -41,17 +41,25 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 	values[SLOT_SPARE] = role == SANDBOX_EAGER && f->prefault_fd >= 0
 				     ? (uint32_t)f->prefault_fd
 				     : SANDBOX_NO_FD;
-	r = put_fds(values, SLOT_STATS, SANDBOX_MAX_STATS, f->stats_fds,
-		    role == SANDBOX_UFFD || role == SANDBOX_EAGER ? 0 : f->nstats);
+	values[SLOT_FILE] = role == SANDBOX_FILL ? (uint32_t)f->file_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_STATE] = saver ? (uint32_t)f->snap_state_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_MEM] = saver ? (uint32_t)f->snap_mem_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_TMP] = saver ? (uint32_t)f->snap_tmp_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_PARENT] = saver ? (uint32_t)f->snap_parent_fd : SANDBOX_NO_FD;
+	r = put_fds(values, SLOT_FILL_UFFDS, SANDBOX_MAX_FILL_UFFDS, f->fill_uffds,
+		    role == SANDBOX_FILL ? f->nfill_uffds : 0);
+	r = r
+		    ?: put_fds(values, SLOT_STATS, SANDBOX_MAX_STATS, f->stats_fds,
+			       role == SANDBOX_UFFD || role == SANDBOX_EAGER ||
+					       role == SANDBOX_FILL
+				       ? 0
+				       : f->nstats);
 	r = r
 		    ?: put_fds(values, SLOT_OUT, SANDBOX_MAX_OUT, f->out_fds,
-			       role == SANDBOX_MAIN && f->nout > 0 ? (unsigned)f->nout
-								   : 0);
+			       main_like && f->nout > 0 ? (unsigned)f->nout : 0);
 	return r
 		       ?: put_fds(values, SLOT_DIR, SANDBOX_MAX_DIRS, f->dir_fds,
-				  role == SANDBOX_MAIN && f->ndirs > 0
-					  ? (unsigned)f->ndirs
-					  : 0);
+				  main_like && f->ndirs > 0 ? (unsigned)f->ndirs : 0);
 }
 
 int sandbox_program(enum sandbox_role role, const struct sandbox_fds *f,
@@ -91,7 +99,7 @@ static int load_built(enum sandbox_role role, const struct sandbox_fds *f)
 	return r;
 }
 
-int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f)
+static int load(enum sandbox_role role, const struct sandbox_fds *f)
 {
 	/* Its own size (the generator kept it within BPF_MAXINSNS): a few stack pages, not 32 KiB. */
 	unsigned len = (unsigned)role < SANDBOX_ROLES ? sandbox_templates[role].len : 1;
@@ -109,4 +117,13 @@ int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f)
 	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp))
 		return -errno;
 	return 0;
+}
+
+int sandbox_enter(enum sandbox_role role, const struct sandbox_fds *f)
+{
+	int probe = sandbox_probe_wanted(role), r = load(role, f);
+
+	if (!r && probe)
+		sandbox_probe_run();
+	return r;
 }

@@ -6,21 +6,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-/* KVM_GET_MSR_INDEX_LIST: the MSRs KVM saves and restores (asked once per VM). */
-static int msr_index_list(struct vm *vm, uint32_t *idx, uint32_t *n)
-{
-	struct {
-		struct kvm_msr_list l;
-		uint32_t more[VCPU_MSRS_MAX];
-	} list = { .l.nmsrs = VCPU_MSRS_MAX };
-
-	if (ioctl(vm->kvm_fd, KVM_GET_MSR_INDEX_LIST, &list) < 0)
-		return -errno;
-	*n = list.l.nmsrs < VCPU_MSRS_MAX ? list.l.nmsrs : VCPU_MSRS_MAX;
-	memcpy(idx, list.l.indices, *n * sizeof(*idx));
-	return 0;
-}
-
 /* One MSR through KVM_GET_MSRS / KVM_SET_MSRS: 1 done, 0 refused, -errno. */
 static int one_msr(int fd, unsigned long req, struct kvm_msr_entry *e)
 {
@@ -36,40 +21,32 @@ static int one_msr(int fd, unsigned long req, struct kvm_msr_entry *e)
 	return r;
 }
 
-int vm_vcpu_state_get(struct vm *vm, unsigned i, struct vcpu_state *s, char *err,
-		      size_t errlen)
+int vcpu_state_read(struct vm *vm, struct vcpu *v, struct vcpu_state *s, char *err,
+		    size_t errlen)
 {
-	int fd = vm->vcpus[i].fd;
-	uint32_t idx[VCPU_MSRS_MAX], n = 0;
-	int r;
+	int fd = v->fd, r;
 
 	memset(s, 0, sizeof(*s));
-	s->index = i;
+	s->index = v->index;
 	if (ioctl(fd, KVM_GET_REGS, &s->regs) < 0 ||
 	    ioctl(fd, KVM_GET_SREGS, &s->sregs) < 0 ||
 	    ioctl(fd, KVM_GET_FPU, &s->fpu) < 0) {
-		snprintf(err, errlen, "KVM: reading vCPU %u's registers: %s", i,
-			 strerror(errno));
-		return -errno;
+		r = -errno; /* before snprintf, which may set it */
+		snprintf(err, errlen, "KVM: reading vCPU %u's registers: %s", v->index,
+			 strerror(-r));
+		return r;
 	}
-	/* What this KVM has: each saved only where it answers (the header says which). */
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XSAVE) > 0 &&
-	    ioctl(fd, KVM_GET_XSAVE, s->xsave) == 0)
+	/* What this KVM has (vm_snapshot_prepare asked): each saved where it answers. */
+	if (vm->snap.xsave && ioctl(fd, KVM_GET_XSAVE, s->xsave) == 0)
 		s->have |= VCPU_HAVE_XSAVE;
-	if (ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_XCRS) > 0 &&
-	    ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0)
+	if (vm->snap.xcrs && ioctl(fd, KVM_GET_XCRS, &s->xcrs) == 0)
 		s->have |= VCPU_HAVE_XCRS;
 	if (ioctl(fd, KVM_GET_VCPU_EVENTS, &s->events) == 0)
 		s->have |= VCPU_HAVE_EVENTS;
 	if (ioctl(fd, KVM_GET_LAPIC, &s->lapic) == 0) /* only with an in-kernel irqchip */
 		s->have |= VCPU_HAVE_LAPIC;
-	r = msr_index_list(vm, idx, &n);
-	if (r) {
-		snprintf(err, errlen, "KVM: KVM_GET_MSR_INDEX_LIST: %s", strerror(-r));
-		return r;
-	}
-	for (uint32_t k = 0; k < n; k++) {
-		struct kvm_msr_entry e = { .index = idx[k] };
+	for (uint32_t k = 0; k < vm->snap.nmsrs; k++) {
+		struct kvm_msr_entry e = { .index = vm->snap.msrs[k] };
 
 		if (one_msr(fd, KVM_GET_MSRS, &e) == 1)
 			s->msrs[s->nmsrs++] = e;
@@ -82,11 +59,12 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 {
 	int fd = vm->vcpus[i].fd;
 	const char *what = NULL;
+	int err_no = 0;
 
 	*nskipped = 0;
 	/* Control registers and EFER first, then what depends on them. */
 	if (ioctl(fd, KVM_SET_SREGS, &s->sregs) < 0)
-		what = "KVM_SET_SREGS";
+		what = "KVM_SET_SREGS", err_no = errno;
 	/* One by one: KVM_SET_MSRS stops at the first it refuses (PLATFORM.md). */
 	for (uint32_t k = 0; !what && k < s->nmsrs && k < VCPU_MSRS_MAX; k++) {
 		struct kvm_msr_entry e = s->msrs[k];
@@ -95,25 +73,24 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 			skipped[(*nskipped)++] = s->msrs[k].index;
 	}
 	if (!what && ioctl(fd, KVM_SET_REGS, &s->regs) < 0)
-		what = "KVM_SET_REGS";
+		what = "KVM_SET_REGS", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_XSAVE) &&
 	    ioctl(fd, KVM_SET_XSAVE, s->xsave) < 0)
-		what = "KVM_SET_XSAVE";
+		what = "KVM_SET_XSAVE", err_no = errno;
 	if (!what && !(s->have & VCPU_HAVE_XSAVE) && ioctl(fd, KVM_SET_FPU, &s->fpu) < 0)
-		what = "KVM_SET_FPU";
+		what = "KVM_SET_FPU", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_XCRS) && ioctl(fd, KVM_SET_XCRS, &s->xcrs) < 0)
-		what = "KVM_SET_XCRS";
+		what = "KVM_SET_XCRS", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_LAPIC) &&
 	    ioctl(fd, KVM_SET_LAPIC, &s->lapic) < 0)
-		what = "KVM_SET_LAPIC";
+		what = "KVM_SET_LAPIC", err_no = errno;
 	if (!what && (s->have & VCPU_HAVE_EVENTS) &&
 	    ioctl(fd, KVM_SET_VCPU_EVENTS, &s->events) < 0)
-		what = "KVM_SET_VCPU_EVENTS";
+		what = "KVM_SET_VCPU_EVENTS", err_no = errno;
 	if (what) {
-		int e = -errno;
-
-		snprintf(err, errlen, "KVM: %s on vCPU %u: %s", what, i, strerror(-e));
-		return e;
+		snprintf(err, errlen, "KVM: %s on vCPU %u: %s", what, i,
+			 strerror(err_no));
+		return -err_no;
 	}
 	return 0;
 }

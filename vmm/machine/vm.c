@@ -277,6 +277,8 @@ void vm_free(struct vm *vm)
 		return;
 	mm_ram_free(&vm->ram);
 	numa_free(vm->numa);
+	for (unsigned i = 0; vm->vcpus && i < vm->nvcpus; i++)
+		free(vm->vcpus[i].saved);
 	free(vm->vcpus);
 	free(vm->spares);
 	free(vm);

@@ -11,11 +11,27 @@ static void on_kick(int sig)
 	(void)sig;
 }
 
-static void (*exit_hook)(void);
+#define EXIT_HOOKS 2 /* the results' temporaries, the snapshot's */
+
+static void (*exit_hooks[EXIT_HOOKS])(void);
 
 void vm_set_exit_hook(void (*fn)(void))
 {
-	exit_hook = fn;
+	for (unsigned i = 0; i < EXIT_HOOKS; i++) {
+		if (exit_hooks[i] == fn)
+			return;
+		if (!exit_hooks[i]) {
+			exit_hooks[i] = fn;
+			return;
+		}
+	}
+}
+
+static void run_exit_hooks(void)
+{
+	for (unsigned i = 0; i < EXIT_HOOKS; i++)
+		if (exit_hooks[i])
+			exit_hooks[i]();
 }
 
 static void on_second_interrupt(int sig)
@@ -23,8 +39,7 @@ static void on_second_interrupt(int sig)
 	static const char msg[] = "minivmm: interrupted again, exiting at once\n";
 
 	(void)sig;
-	if (exit_hook)
-		exit_hook();
+	run_exit_hooks();
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* nothing more can be done */
 	}
@@ -73,10 +88,31 @@ static void interrupted(struct vm *vm, int sig)
 		__atomic_load(&vm->vcpus[i].t_run, &t, __ATOMIC_ACQUIRE);
 		ran |= t > 0;
 	}
+	if (vm_pause_abandon(
+		    vm, END_INTERRUPTED,
+		    "interrupted by SIG%s during the snapshot; no snapshot was left",
+		    sigabbrev_np(sig)))
+		return;
 	vm_finish(vm, END_INTERRUPTED, 0,
 		  ran ? "interrupted by SIG%s; stopped the guest"
 		      : "interrupted by SIG%s before the guest ran",
 		  sigabbrev_np(sig));
+}
+
+int vm_interrupt_pending(struct vm *vm)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sig = sigtimedwait(&set, NULL, &now);
+	if (sig != SIGINT && sig != SIGTERM)
+		return 0;
+	interrupted(vm, sig);
+	return sig;
 }
 
 /*
@@ -94,8 +130,7 @@ static void stuck(void)
 		"(a minivmm bug: please report it); exiting without the "
 		"results of this run\n";
 
-	if (exit_hook)
-		exit_hook();
+	run_exit_hooks();
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* nothing more can be done */
 	}
@@ -115,7 +150,8 @@ void vm_wait_main(struct vm *vm, int (*done)(void *), void *done_cookie,
 		struct timespec ts;
 		int sig;
 
-		if (vm_stopping(vm)) {
+		/* A pause waits for a device operation to end, however long: a signal abandons it. */
+		if (vm_stopping(vm) && !vm_pause_holding(vm)) {
 			if (!stopped_at)
 				stopped_at = now_s();
 			else if (now_s() - stopped_at > STOP_GRACE_S)
@@ -140,7 +176,8 @@ void vm_wait_main(struct vm *vm, int (*done)(void *), void *done_cookie,
 		if (tick)
 			tick(tick_cookie);
 		sig = sigtimedwait(&set, NULL, &ts);
-		if ((sig == SIGINT || sig == SIGTERM) && !vm_stopping(vm))
+		if ((sig == SIGINT || sig == SIGTERM) &&
+		    (!vm_stopping(vm) || vm_pause_holding(vm)))
 			interrupted(vm, sig);
 	}
 }

@@ -101,11 +101,12 @@ static void vcpu_shutdown(void *cookie, unsigned vcpu, const char *regs)
 	run_guest_reset(cookie, vcpu, why, 1);
 }
 
+/* A device operation stops for an end, not for a pause (it ends before its vCPU parks). */
 static int on_stopping(void *cookie)
 {
 	struct run *r = cookie;
 
-	return vm_stopping(r->vm);
+	return vm_device_stop(r->vm);
 }
 
 /* --- the VM's hooks, on each vCPU thread ----------------------------------- */
@@ -119,7 +120,11 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 				 .out_fds = out,
 				 .nout = r->o.out->n,
 				 .dir_fds = dirs,
-				 .ndirs = r->o.out->ndirs };
+				 .ndirs = r->o.out->ndirs,
+				 .snap_state_fd = r->dir.state_fd,
+				 .snap_mem_fd = r->dir.mem_fd,
+				 .snap_tmp_fd = r->dir.tmp_fd,
+				 .snap_parent_fd = r->dir.dir_fd };
 
 	/*
 	 * The main thread also writes the paging handlers' stop eventfd and the
@@ -127,7 +132,7 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 	 */
 	memcpy(out, r->o.out->fds, sizeof(r->o.out->fds));
 	memcpy(dirs, r->o.out->dirfds, sizeof(r->o.out->dirfds));
-	if (role == SANDBOX_MAIN) {
+	if (role == SANDBOX_MAIN || role == SANDBOX_SAVER) {
 		f.nout += paging_main_fds(r->paging, out + r->o.out->n, 2);
 		if (paging_main_dirfd(r->paging) >= 0)
 			dirs[f.ndirs++] = paging_main_dirfd(r->paging);
@@ -407,6 +412,9 @@ static int setup(struct run *r)
 	vm_set_entry_flags(vm, r->cfg->snapshot_dir ? MVM_ENTRY_SNAPSHOT : 0);
 	if (vm_create_vcpus(vm, cfg->vcpus, err, sizeof(err)))
 		return setup_fail(r, END_HOST_ERROR, "%s", err);
+	/* Before any filter: each vCPU thread reads its own state at the pause. */
+	if (r->cfg->snapshot_dir && vm_snapshot_prepare(vm, err, sizeof(err)))
+		return setup_fail(r, END_HOST_ERROR, "%s", err);
 	e = kvmstats_open(vm, &r->stats);
 	if (e && e != -EOPNOTSUPP && r->o.verbose)
 		fprintf(stderr, "minivmm: KVM statistics unavailable: %s\n",
@@ -530,13 +538,13 @@ static void main_thread_ready(struct run *r)
 	env_complete(r->o.env);
 	/*
 	 * Every thread exists now: the main thread's filter allows no more.
-	 * --snapshot: the main thread writes the snapshot (its files, the
-	 * vCPUs' state) and restarts the vCPU threads after it: its filter
-	 * waits until then (run_to_end); the vCPU threads, which run the
-	 * guest, are filtered from the start.
+	 * --snapshot: the main thread writes the snapshot (its files, opened
+	 * already; the vCPUs' state, which each vCPU thread read itself) and
+	 * the same vCPU threads run on after it: the saver's filter, from now.
 	 */
-	if (!r->cfg->no_sandbox && r->o.sandbox_main && !r->cfg->snapshot_dir)
-		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
+	if (!r->cfg->no_sandbox && r->o.sandbox_main)
+		enter_sandbox(r, r->cfg->snapshot_dir ? SANDBOX_SAVER : SANDBOX_MAIN, -1,
+			      "the main thread");
 }
 
 static void start_paging(struct run *r)
@@ -579,11 +587,10 @@ static void output_check(void *cookie)
 static void run_to_end(struct run *r, double deadline, double timeout)
 {
 	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
-	if (!vm_paused(r->vm) || !run_save_snapshot(r))
+	if (!vm_pause_holding(r->vm))
 		return;
-	/* The snapshot is written and every thread exists again: the main thread's filter now. */
-	if (!r->cfg->no_sandbox && r->o.sandbox_main)
-		enter_sandbox(r, SANDBOX_MAIN, -1, "the main thread");
+	run_save_snapshot(r);
+	/* The guest runs on (--snapshot-continue) to its end; or the parked threads end. */
 	vm_run_to_end(r->vm, deadline, timeout, output_check, r, OUTPUT_TICK_S);
 }
 
@@ -785,6 +792,7 @@ void run_free(struct run *r)
 	timeline_free(r->tl);
 	kvmstats_free(r->stats);
 	records_free(r->rec);
+	run_forget_snapshot(r);
 	snap_dir_discard(&r->dir);
 	snap_log_free(r->log);
 	free(r->extents);

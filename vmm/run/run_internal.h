@@ -71,6 +71,8 @@ uint32_t run_on_snapshot(void *cookie, unsigned vcpu, const struct mvm_hc_snapsh
 void run_restore_image(struct run *r);
 /* --snapshot: the image can ask and the directory can be written. 0, or -1 (setup_fail). */
 int run_begin_snapshot(struct run *r);
+void run_forget_snapshot(
+	struct run *r); /* run_free: no second SIGINT removes its directory */
 /* --snapshot: save the paused run. 1 when its guest runs on (--snapshot-continue). */
 int run_save_snapshot(struct run *r);
 /* --restore's steps: the vCPUs' state, then RAM (0, or -1: the run ends), then the mode's hooks. */

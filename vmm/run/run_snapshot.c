@@ -48,6 +48,21 @@ void run_restore_image(struct run *r)
 	vm_set_image(r->vm, &hdr);
 }
 
+/* The run whose snapshot directory a second SIGINT removes (one run at a time has one). */
+static struct snap_dir *live_dir;
+
+static void unlink_now(void)
+{
+	if (live_dir)
+		snap_dir_unlink_now(live_dir);
+}
+
+void run_forget_snapshot(struct run *r)
+{
+	if (live_dir == &r->dir)
+		live_dir = NULL;
+}
+
 /* --snapshot: the image can ask (ABI 5), and the directory can be written, before KVM. */
 int run_begin_snapshot(struct run *r)
 {
@@ -62,7 +77,17 @@ int run_begin_snapshot(struct run *r)
 	e = snap_dir_begin(&r->dir, r->cfg->snapshot_dir, err, sizeof(err));
 	if (e)
 		return setup_fail(r, END_USAGE, "%s", err);
+	live_dir = &r->dir;
+	vm_set_exit_hook(unlink_now);
 	return 0;
+}
+
+/* The save's stop flag: a SIGINT or SIGTERM pending (the run then ends as interrupted). */
+static int save_interrupted(void *cookie)
+{
+	struct run *r = cookie;
+
+	return vm_end(r->vm) == END_INTERRUPTED || vm_interrupt_pending(r->vm);
 }
 
 /*
@@ -84,7 +109,9 @@ int run_save_snapshot(struct run *r)
 				   .page_bytes = r->cfg->vm.backing->page_bytes,
 				   .guest_argc = r->cfg->vm.guest_argc,
 				   .guest_argv = r->cfg->vm.guest_argv,
-				   .image = r->cfg->vm.guest_path };
+				   .image = r->cfg->vm.guest_path,
+				   .stop = save_interrupted,
+				   .stop_cookie = r };
 	uint32_t taken = MVM_SNAP_TAKEN;
 	char err[1024];
 	int e;
@@ -94,23 +121,28 @@ int run_save_snapshot(struct run *r)
 	e = snapshot_save(r->vm, &in, &r->dir, &r->snap, err, sizeof(err));
 	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
 	if (e) {
-		vm_resume_after_pause(r->vm);
-		/* Something put at NAME while the guest ran is the user's: a usage error. */
-		vm_finish(
-			r->vm, e == -EEXIST ? END_USAGE : END_HOST_ERROR, 0, "%s%s", err,
-			e == -ENOSPC ? " (the file system is full: no snapshot was left)"
-				     : "");
+		/* Interrupted: the run ends so already (vm_interrupt_pending), its message said. */
+		if (vm_end(r->vm) != END_INTERRUPTED)
+			/* Something put at NAME while the guest ran is the user's: a usage error. */
+			vm_pause_abandon(
+				r->vm, e == -EEXIST ? END_USAGE : END_HOST_ERROR, "%s%s",
+				err,
+				e == -ENOSPC
+					? " (the file system is full: no snapshot was left)"
+					: "");
+		vm_pause_release(r->vm, 0);
 		return 0;
 	}
 	timeline_mark(r->tl, PHASE_SNAPSHOT_SAVED);
 	if (!r->cfg->quiet)
 		snapshot_print(&r->snap, stdout);
-	if (!r->cfg->snapshot_continue)
+	if (!r->cfg->snapshot_continue) {
+		vm_pause_release(r->vm, 0); /* the parked vCPU threads end */
 		return 0;
+	}
 	memcpy(mm_gpa_to_hva(ram, r->snap_result_gpa, sizeof(taken)), &taken,
 	       sizeof(taken));
-	vm_resume_after_pause(r->vm);
-	vm_start_vcpus(r->vm);
+	vm_pause_release(r->vm, 1); /* the same threads run on, filtered as before */
 	return 1;
 }
 

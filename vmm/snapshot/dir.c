@@ -203,20 +203,24 @@ int snap_dir_commit(struct snap_dir *d, const struct snap_buf *state, char *err,
 	return 0;
 }
 
+void snap_dir_unlink_now(const struct snap_dir *d)
+{
+	if (!d->tmp_name[0] || d->tmp_fd < 0 || d->dir_fd < 0)
+		return; /* nothing begun, or committed: the snapshot is the user's */
+	unlinkat(d->tmp_fd, SNAP_STATE_FILE, 0);
+	unlinkat(d->tmp_fd, SNAP_MEMORY_FILE, 0);
+	unlinkat(d->dir_fd, d->tmp_name, AT_REMOVEDIR);
+}
+
 void snap_dir_discard(struct snap_dir *d)
 {
+	snap_dir_unlink_now(d);
 	if (d->state_fd >= 0)
 		close(d->state_fd);
 	if (d->mem_fd >= 0)
 		close(d->mem_fd);
-	if (d->tmp_fd >= 0) {
-		if (d->tmp_name[0]) {
-			unlinkat(d->tmp_fd, SNAP_STATE_FILE, 0);
-			unlinkat(d->tmp_fd, SNAP_MEMORY_FILE, 0);
-			unlinkat(d->dir_fd, d->tmp_name, AT_REMOVEDIR);
-		}
+	if (d->tmp_fd >= 0)
 		close(d->tmp_fd);
-	}
 	if (d->dir_fd >= 0)
 		close(d->dir_fd);
 	d->state_fd = d->mem_fd = d->tmp_fd = d->dir_fd = -1;

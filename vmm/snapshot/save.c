@@ -67,19 +67,23 @@ static int config_section(struct snap_buf *b, struct vm *vm,
 static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap_buf *b,
 		       struct snapshot_facts *f, char *err, size_t errlen)
 {
-	struct vcpu_state *st = malloc(sizeof(*st));
 	char tail[SNAP_CONSOLE_BYTES];
 	size_t ntail;
-	int e = st ? snap_buf_init(b) : -ENOMEM;
+	int e = snap_buf_init(b);
 
 	e = e ?: config_section(b, vm, in);
+	/* Each vCPU's state, as its own thread read it at the pause (vm_pause_settle checked). */
 	for (unsigned i = 0; !e && i < vm_nvcpus(vm); i++) {
-		e = vm_vcpu_state_get(vm, i, st, err, errlen);
-		if (!e && i == 0)
+		const struct vcpu_state *st = vm_vcpu_saved(vm, i);
+
+		if (!st) {
+			snprintf(err, errlen, "vCPU %u's state was not read", i);
+			return -EIO;
+		}
+		if (i == 0)
 			f->msrs = st->nmsrs;
-		e = e ?: snap_buf_section(b, SNAP_SEC_VCPU, st, sizeof(*st), NULL, 0);
+		e = snap_buf_section(b, SNAP_SEC_VCPU, st, sizeof(*st), NULL, 0);
 	}
-	free(st);
 	ntail = console_tail(in->console, tail, sizeof(tail));
 	e = e ?: snap_buf_section(b, SNAP_SEC_CONSOLE, tail, ntail, NULL, 0);
 	/* The records so far, each batch as the guest sent it. */
@@ -113,7 +117,8 @@ int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir 
 	e = vm_pause_settle(vm, err, errlen);
 	e = e ?: build_state(vm, in, &b, f, err, errlen);
 	if (!e) {
-		e = mm_memfile_write(vm_ram(vm), d->mem_fd, &ms, err, errlen);
+		e = mm_memfile_write(vm_ram(vm), d->mem_fd, in->stop, in->stop_cookie,
+				     &ms, err, errlen);
 		f->memory_s = ms.seconds;
 		f->resident_bytes = ms.resident_bytes;
 		f->data_bytes = ms.data_bytes;

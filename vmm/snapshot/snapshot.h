@@ -138,7 +138,7 @@ struct snap_dir {
 	char tmp[MM_PATH_BYTES];  /* the temporary directory beside it, for messages */
 	char name[MM_PATH_BYTES]; /* path's last component */
 	char tmp_name[MM_PATH_BYTES]; /* tmp's: NAME.minivmm-PID.tmp */
-	int dir_fd;		      /* the directory both are in */
+	int dir_fd;		      /* the directory both are in, open */
 	int tmp_fd;		      /* the temporary directory, open */
 	int state_fd, mem_fd;	      /* its two files */
 };
@@ -160,6 +160,12 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 int snap_dir_commit(struct snap_dir *d, const struct snap_buf *state, char *err,
 		    size_t errlen);
 void snap_dir_discard(struct snap_dir *d); /* the temporary goes, nothing is left */
+/*
+ * On the way out at once (a second SIGINT): the temporary goes, with calls
+ * relative to the directories opened at the start only (async-signal-safe,
+ * and what the main thread's filter allows).
+ */
+void snap_dir_unlink_now(const struct snap_dir *d);
 
 /* A snapshot read back for --restore: the state parsed, the memory file open. */
 struct snapshot {
@@ -202,6 +208,8 @@ struct snap_save_in {
 	int guest_argc;
 	char *const *guest_argv;
 	const char *image;
+	int (*stop)(void *cookie); /* asked as RAM is written: 1 ends the save (-EINTR) */
+	void *stop_cookie;
 };
 /* What the snapshot cost, for the report and the results. */
 struct snapshot_facts {

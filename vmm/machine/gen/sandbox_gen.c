@@ -21,17 +21,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static const char *const role_names[SANDBOX_ROLES] = {
-	[SANDBOX_MAIN] = "main",
-	[SANDBOX_VCPU] = "vcpu",
-	[SANDBOX_UFFD] = "uffd",
-	[SANDBOX_EAGER] = "eager",
-};
 static const char *const role_enums[SANDBOX_ROLES] = {
-	[SANDBOX_MAIN] = "SANDBOX_MAIN",
-	[SANDBOX_VCPU] = "SANDBOX_VCPU",
-	[SANDBOX_UFFD] = "SANDBOX_UFFD",
-	[SANDBOX_EAGER] = "SANDBOX_EAGER",
+	[SANDBOX_MAIN] = "SANDBOX_MAIN", [SANDBOX_VCPU] = "SANDBOX_VCPU",
+	[SANDBOX_UFFD] = "SANDBOX_UFFD", [SANDBOX_EAGER] = "SANDBOX_EAGER",
+	[SANDBOX_FILL] = "SANDBOX_FILL", [SANDBOX_SAVER] = "SANDBOX_SAVER",
 };
 
 static void die(const char *role, const char *what, int e)
@@ -50,20 +43,28 @@ static int slot_used(enum sandbox_role role, unsigned slot)
 		return slot == SLOT_UFFD;
 	if (role == SANDBOX_EAGER)
 		return slot == SLOT_SPARE;
+	if (role == SANDBOX_FILL)
+		return slot == SLOT_FILE ||
+		       (slot >= SLOT_FILL_UFFDS &&
+			slot < SLOT_FILL_UFFDS + SANDBOX_MAX_FILL_UFFDS);
 	if (slot >= SLOT_STATS && slot < SLOT_STATS + SANDBOX_MAX_STATS)
 		return 1;
 	/* The sanitizers' runtime may write anywhere: their rule subsumes the output fds' writes. */
 	if (slot >= SLOT_OUT && slot < SLOT_OUT + SANDBOX_MAX_OUT)
-		return role == SANDBOX_MAIN && !SANDBOX_SANITIZER_RULES;
+		return (role == SANDBOX_MAIN || role == SANDBOX_SAVER) &&
+		       !SANDBOX_SANITIZER_RULES;
 	if (slot >= SLOT_DIR && slot < SLOT_DIR + SANDBOX_MAX_DIRS)
-		return role == SANDBOX_MAIN;
+		return role == SANDBOX_MAIN || role == SANDBOX_SAVER;
+	if (slot >= SLOT_SNAP_STATE && slot <= SLOT_SNAP_PARENT)
+		return role == SANDBOX_SAVER;
 	return role == SANDBOX_VCPU && slot == SLOT_VCPU;
 }
 
 /* libseccomp's program for role with every value a placeholder; *len instructions. */
 static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *len)
 {
-	int stats[SANDBOX_MAX_STATS], out[SANDBOX_MAX_OUT], dirs[SANDBOX_MAX_DIRS];
+	int stats[SANDBOX_MAX_STATS], out[SANDBOX_MAX_OUT], dirs[SANDBOX_MAX_DIRS],
+		uffds[SANDBOX_MAX_FILL_UFFDS];
 	struct sandbox_fds f = { .vcpu_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VCPU),
 				 .uffd_fd = (int)SANDBOX_PLACEHOLDER(SLOT_UFFD),
 				 .prefault_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SPARE),
@@ -74,8 +75,17 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 				 .out_fds = out,
 				 .nout = SANDBOX_MAX_OUT,
 				 .dir_fds = dirs,
-				 .ndirs = SANDBOX_MAX_DIRS };
-	const char *name = role_names[role];
+				 .ndirs = SANDBOX_MAX_DIRS,
+				 .file_fd = (int)SANDBOX_PLACEHOLDER(SLOT_FILE),
+				 .snap_state_fd =
+					 (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_STATE),
+				 .snap_mem_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_MEM),
+				 .snap_tmp_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_TMP),
+				 .snap_parent_fd =
+					 (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_PARENT),
+				 .fill_uffds = uffds,
+				 .nfill_uffds = SANDBOX_MAX_FILL_UFFDS };
+	const char *name = sandbox_role_name(role);
 	struct sock_filter *prog;
 	void *ctx;
 	off_t size;
@@ -87,6 +97,8 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 		out[i] = (int)SANDBOX_PLACEHOLDER(SLOT_OUT + i);
 	for (unsigned i = 0; i < SANDBOX_MAX_DIRS; i++)
 		dirs[i] = (int)SANDBOX_PLACEHOLDER(SLOT_DIR + i);
+	for (unsigned i = 0; i < SANDBOX_MAX_FILL_UFFDS; i++)
+		uffds[i] = (int)SANDBOX_PLACEHOLDER(SLOT_FILL_UFFDS + i);
 	e = sandbox_rules(role, &f, (long)SANDBOX_PLACEHOLDER(SLOT_PID), &ctx);
 	if (e)
 		die(name, "the rules", -e);
@@ -118,7 +130,7 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 
 static void emit(FILE *out, enum sandbox_role role, FILE *pfc)
 {
-	const char *name = role_names[role];
+	const char *name = sandbox_role_name(role);
 	unsigned len, seen[SLOT_COUNT] = { 0 };
 	struct sock_filter *p = build(role, pfc, &len);
 
@@ -167,8 +179,9 @@ int main(int argc, char **argv)
 		fprintf(out,
 			"\t[%s] = { %s_insns, sizeof(%s_insns) / sizeof(%s_insns[0]), %s_patches,\n"
 			"\t\tsizeof(%s_patches) / sizeof(%s_patches[0]) },\n",
-			role_enums[r], role_names[r], role_names[r], role_names[r],
-			role_names[r], role_names[r], role_names[r]);
+			role_enums[r], sandbox_role_name(r), sandbox_role_name(r),
+			sandbox_role_name(r), sandbox_role_name(r), sandbox_role_name(r),
+			sandbox_role_name(r));
 	fprintf(out, "};\n\nconst int sandbox_templates_sanitizer_rules = %d;\n",
 		SANDBOX_SANITIZER_RULES);
 	if (fclose(out) || fclose(pfc))
