@@ -130,6 +130,15 @@ struct hc_call {
  */
 int hc_decode(const struct guest_ram *ram, unsigned nvcpus, uint64_t gpa,
 	      struct hc_call *out, char *err, size_t errlen);
+/*
+ * The ABI's checks of one batch of n records of a kind, already copied out
+ * of guest memory (hc_decode's, and a snapshot's records before they go in
+ * again): 0, or -EINVAL with the violation in err. The rules that span
+ * batches (one order record per vCPU, before its points) are the records
+ * store's (vmm/measure/records.c).
+ */
+int hc_check_records(uint32_t kind, const void *recs, uint32_t n, unsigned nvcpus,
+		     char *err, size_t errlen);
 const char *hc_name(uint32_t nr); /* NULL for an unknown number */
 
 /* What devices ask of the VMM that owns them (implemented by vmm/run.c). */
@@ -142,7 +151,8 @@ struct dev_host {
 	void (*abort)(void *cookie, unsigned vcpu, const char *what);
 	void (*violation)(void *cookie, unsigned vcpu, const char *what);
 	/* Keep n checked records (a copy); on failure the host ends the run and returns -errno. */
-	int (*records)(void *cookie, uint32_t kind, const void *recs, uint32_t n);
+	int (*records)(void *cookie, unsigned vcpu, uint32_t kind, const void *recs,
+		       uint32_t n);
 	void (*mark)(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc);
 	/*
 	 * The guest asks for a snapshot (the struct at result_gpa, checked to

@@ -127,6 +127,12 @@ static int check_rec_touch(const struct mvm_rec_touch *r, uint32_t n, unsigned n
 			return violation(
 				err, errlen,
 				"touch record %u: its slice ends before it starts", i);
+		for (uint32_t k = 0; k < i; k++) /* n <= nvcpus + 1: few */
+			if (r[k].vcpu == r[i].vcpu)
+				return violation(
+					err, errlen,
+					"touch record %u: a second one for the same vCPU as record %u (one each and one for all)",
+					i, k);
 	}
 	return 0;
 }
@@ -169,6 +175,26 @@ static int check_rec_order(const struct mvm_rec_order *r, uint32_t n, unsigned n
 	return 0;
 }
 
+int hc_check_records(uint32_t kind, const void *recs, uint32_t n, unsigned nvcpus,
+		     char *err, size_t errlen)
+{
+	if (kind == 0 || kind >= ARRAY_SIZE(rec_size))
+		return violation(err, errlen, "unknown record kind %u", kind);
+	if (n > MVM_RECORDS_MAX)
+		return violation(err, errlen, "%u records in one call (limit %u)", n,
+				 MVM_RECORDS_MAX);
+	switch (kind) {
+	case MVM_REC_SWEEP:
+		return check_rec_sweep(recs, n, nvcpus, err, errlen);
+	case MVM_REC_TOUCH:
+		return check_rec_touch(recs, n, nvcpus, err, errlen);
+	case MVM_REC_PROGRESS:
+		return check_rec_progress(recs, n, nvcpus, err, errlen);
+	default:
+		return check_rec_order(recs, n, nvcpus, err, errlen);
+	}
+}
+
 /* Copy the records out of the guest once, then check the copy: the handler passes on only it. */
 static int check_records(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
 			 char *err, size_t errlen)
@@ -189,17 +215,7 @@ static int check_records(const struct guest_ram *ram, unsigned nvcpus, struct hc
 			err, errlen, "records at 0x%llx+%llu are outside guest RAM",
 			(unsigned long long)a->recs_gpa, (unsigned long long)bytes);
 	memcpy(&c->recs, src, bytes);
-	switch (a->kind) {
-	case MVM_REC_SWEEP:
-		return check_rec_sweep(c->recs.sweep, a->count, nvcpus, err, errlen);
-	case MVM_REC_TOUCH:
-		return check_rec_touch(c->recs.touch, a->count, nvcpus, err, errlen);
-	case MVM_REC_PROGRESS:
-		return check_rec_progress(c->recs.progress, a->count, nvcpus, err,
-					  errlen);
-	default:
-		return check_rec_order(c->recs.order, a->count, nvcpus, err, errlen);
-	}
+	return hc_check_records(a->kind, &c->recs, a->count, nvcpus, err, errlen);
 }
 
 static int check_park(const struct guest_ram *ram, unsigned nvcpus, struct hc_call *c,
@@ -298,8 +314,8 @@ static enum dev_action hc_records(const struct dev_host *h, unsigned vcpu,
 {
 	const struct mvm_hc_records *a = &c->a.records;
 
-	return h->records(h->cookie, a->kind, &c->recs, a->count) ? DEV_STOP
-								  : DEV_CONTINUE;
+	return h->records(h->cookie, vcpu, a->kind, &c->recs, a->count) ? DEV_STOP
+									: DEV_CONTINUE;
 }
 
 static enum dev_action hc_park(const struct dev_host *h, unsigned vcpu,

@@ -25,6 +25,7 @@ static void build(struct snap_buf *b, unsigned n)
 	static struct vcpu_state v;
 	struct snap_records r = { MVM_REC_SWEEP, 1 };
 	struct mvm_rec_sweep s = { .workload = MVM_WL_FLAT,
+				   .mode = MVM_MODE_DEMAND,
 				   .iteration = 1,
 				   .size_mib = 1 };
 
@@ -113,6 +114,35 @@ void test_snapshot_format(void)
 		      0);
 		snap_buf_finish(&b, &h);
 		CHECK(parse(&b, b.len, "fewer saved") == -EINVAL);
+		snap_buf_free(&b);
+	}
+	/*
+	 * Records the hypercall port would have refused (a vCPU the snapshot
+	 * does not have), checksummed: refused too, before they go in again.
+	 */
+	{
+		struct snap_header h = { .abi_version = MVM_ABI_VERSION,
+					 .ram_bytes = RAM,
+					 .page_bytes = 4096,
+					 .nvcpus = 1 };
+		struct snap_config c = { .mem_bytes = RAM, .vcpus = 1 };
+		struct snap_records r = { MVM_REC_ORDER, 1 };
+		struct mvm_rec_order o = { .vcpu = 7,
+					   .workload = MVM_WL_FLAT,
+					   .order = MVM_ORDER_SEQUENTIAL };
+		static struct vcpu_state one;
+
+		snprintf(h.backing, sizeof(h.backing), "anon");
+		CHECK(snap_buf_init(&b) == 0);
+		CHECK(snap_buf_section(&b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0) == 0);
+		CHECK(snap_buf_section(&b, SNAP_SEC_VCPU, &one, sizeof(one), NULL, 0) ==
+		      0);
+		CHECK(snap_buf_section(&b, SNAP_SEC_RECORDS, &r, sizeof(r), &o,
+				       sizeof(o)) == 0);
+		snap_buf_finish(&b, &h);
+		CHECK(parse(&b, b.len,
+			    "record batch 0: record 0: vCPU 7, the guest has 1") ==
+		      -EINVAL);
 		snap_buf_free(&b);
 	}
 }

@@ -179,6 +179,7 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 	const struct snap_header *h = v->hdr;
 	const struct snap_records *r = (const void *)p;
 	unsigned nv = 0;
+	char why[256];
 
 	while (nv < h->nvcpus && v->vcpu[nv])
 		nv++;
@@ -206,6 +207,11 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 			    sizeof(*r) + (uint64_t)r->count * snap_record_size(r->kind))
 			return bad(err, errlen, "snapshot: record batch %zu is misshapen",
 				   v->nbatches);
+		/* As the hypercall port checked it: what goes in again is what a guest may send. */
+		if (hc_check_records(r->kind, r + 1, r->count, h->nvcpus, why,
+				     sizeof(why)))
+			return bad(err, errlen, "snapshot: record batch %zu: %s",
+				   v->nbatches, why);
 		if (v->nbatches == SNAP_RECORD_BATCHES_MAX)
 			return bad(err, errlen, "snapshot: more than %d record batches",
 				   SNAP_RECORD_BATCHES_MAX);
