@@ -22,7 +22,7 @@
  *
  * Memory: each vCPU writes only its own 128 KiB scratch at 2 MiB + 128 KiB *
  * index (args at +0, zero runs at +0x200, its frontier's bytes done at
- * +0x400, data at +0x1000: sweep records, and at +0x13000 order or
+ * +0x400 and the seed's focus at +0x408, data at +0x1000: sweep records, and at +0x13000 order or
  * progress records), except where a hostile hypercall asks the VMM to write
  * (zero) elsewhere.
  */
@@ -35,6 +35,7 @@
 #define DATA_BYTES    (SCRATCH_BYTES - DATA_OFF)
 #define MAP_LIMIT     0x40000000 /* the entry tables map the first GiB */
 #define FRONT_STATE   0x400	 /* this vCPU's frontier: bytes done so far */
+#define FRONT_FOCUS   0x408	 /* non-zero: this seed's records are mostly order and progress */
 #define FRONT_OFF     0x13000	 /* order and progress records, built per call */
 #define MVM_REC_PROGRESS 3
 #define MVM_REC_ORDER	 4
@@ -90,6 +91,11 @@ start:
 	and $3, %eax
 	lea malice(%rip), %rcx
 	movzbl (%rcx,%rax), %r11d
+	/* Frontier focus, from the seed (1 in 2): most records calls are order and progress batches. */
+	mov p_seed(%rip), %rax
+	shr $5, %rax
+	and $1, %eax
+	mov %rax, FRONT_FOCUS(%r13)
 
 step:	test %r14, %r14
 	jz done
@@ -267,7 +273,16 @@ body_records:
 	BAD
 	jb 1f
 	RNDMOD 8
-	cmp $5, %eax
+	cmpq $0, FRONT_FOCUS(%r13)
+	je 3f
+	cmp $2, %eax			/* focus: 2 in 8 as below, else a frontier batch */
+	jb 3f
+	add $3, %eax
+	cmp $8, %eax
+	jb 2f
+	mov $5, %eax			/* focus: progress 5 in 8, an order batch 1 in 8 */
+	jmp 2f
+3:	cmp $5, %eax
 	jae 2f
 	cmp $4, %eax
 	sbb %eax, %eax
@@ -314,9 +329,12 @@ fill_order:
 	RNDMOD 2
 	add $2, %eax
 	mov %eax, 4(%rdi)		/* workload: flat or perm */
-	RNDMOD 4
-	inc %eax
-	mov %eax, 8(%rdi)		/* order 1-4 (sequential: a segment per point) */
+	RNDMOD 8
+	sub $4, %eax			/* order 1-4, sequential (a segment per point) 5 in 8 */
+	ja 5f
+	xor %eax, %eax
+5:	inc %eax
+	mov %eax, 8(%rdi)
 	movl $0, 12(%rdi)
 	call rnd
 	mov %rax, 16(%rdi)		/* seed */
