@@ -135,7 +135,9 @@ const char *hc_name(uint32_t nr); /* NULL for an unknown number */
  * The per-record checks of one batch of n records of kind (copied, 8-aligned),
  * for a guest of nvcpus vCPUs: the ones every MVM_HC_RECORDS call passes, and
  * the ones a snapshot's saved batches pass again before --restore replays
- * them. Pure. 0, or -EINVAL with the record and what is wrong in err.
+ * them. Pure. 0, or -EINVAL with the record and what is wrong in err. The
+ * rules that span batches (one order record per vCPU, before its points)
+ * are the records store's (vmm/measure/records.c).
  */
 int hc_records_check(uint32_t kind, const void *recs, uint32_t n, unsigned nvcpus,
 		     char *err, size_t errlen);
@@ -150,7 +152,8 @@ struct dev_host {
 	void (*abort)(void *cookie, unsigned vcpu, const char *what);
 	void (*violation)(void *cookie, unsigned vcpu, const char *what);
 	/* Keep n checked records (a copy); on failure the host ends the run and returns -errno. */
-	int (*records)(void *cookie, uint32_t kind, const void *recs, uint32_t n);
+	int (*records)(void *cookie, unsigned vcpu, uint32_t kind, const void *recs,
+		       uint32_t n);
 	void (*mark)(void *cookie, unsigned vcpu, uint32_t mark, uint64_t tsc);
 	/*
 	 * The guest asks for a snapshot (the struct at result_gpa, checked to

@@ -127,6 +127,12 @@ static int check_rec_touch(const struct mvm_rec_touch *r, uint32_t n, unsigned n
 			return violation(
 				err, errlen,
 				"touch record %u: its slice ends before it starts", i);
+		for (uint32_t k = 0; k < i; k++) /* n <= nvcpus + 1: few */
+			if (r[k].vcpu == r[i].vcpu)
+				return violation(
+					err, errlen,
+					"touch record %u: a second one for the same vCPU as record %u (one each and one for all)",
+					i, k);
 	}
 	return 0;
 }
@@ -308,8 +314,8 @@ static enum dev_action hc_records(const struct dev_host *h, unsigned vcpu,
 {
 	const struct mvm_hc_records *a = &c->a.records;
 
-	return h->records(h->cookie, a->kind, &c->recs, a->count) ? DEV_STOP
-								  : DEV_CONTINUE;
+	return h->records(h->cookie, vcpu, a->kind, &c->recs, a->count) ? DEV_STOP
+									: DEV_CONTINUE;
 }
 
 static enum dev_action hc_park(const struct dev_host *h, unsigned vcpu,

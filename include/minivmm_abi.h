@@ -227,7 +227,13 @@ struct mvm_hc_abort {
  * MVM_VCPU_ALL in sweep and touch records); a touch batch holds at most one
  * record per vCPU and one for all; progress points have bytes_done <=
  * bytes_total; order records name a known workload and order; no range
- * ends before it starts.
+ * ends before it starts. Across the run's batches: one order record per
+ * vCPU, sent before that vCPU's progress points; a point's bytes_total is
+ * its vCPU's pass (end_gpa - start_gpa of its order record), its bytes_done
+ * never below the vCPU's previous point's, and a vCPU sends at most
+ * pass / progress_bytes + 2 points (none when progress_bytes is 0).
+ * A violation ends the run (exit status 4, reason abi-violation); what came
+ * before it is kept.
  */
 enum mvm_rec_kind {
 	MVM_REC_SWEEP = 1,    /* struct mvm_rec_sweep */

@@ -11,9 +11,20 @@
  * hostile value (any GPA, count or number) instead of a valid one, so some
  * runs end at their first violation and others reach deep into the handlers.
  *
+ * Records come in every kind, in sequences the ABI forbids as well as ones
+ * it allows (issue 38): order records for the vCPU's own index mostly,
+ * sometimes another's or many in one batch, and repeated by a burst (a
+ * second order record for a vCPU); progress points, sometimes before any
+ * order record, of a frontier each vCPU advances across its batches until
+ * there are more than the order record's stride takes. The driver runs
+ * some seeds with --eager=background, whose report builds the coverage
+ * segments from them.
+ *
  * Memory: each vCPU writes only its own 128 KiB scratch at 2 MiB + 128 KiB *
- * index (args at +0, zero runs at +0x200, data at +0x1000), except where a
- * hostile hypercall asks the VMM to write (zero) elsewhere.
+ * index (args at +0, zero runs at +0x200, its frontier's bytes done at
+ * +0x400 and the seed's focus at +0x408, data at +0x1000: sweep records, and at +0x13000 order or
+ * progress records), except where a hostile hypercall asks the VMM to write
+ * (zero) elsewhere.
  */
 #include "flood.inc"
 
@@ -23,6 +34,16 @@
 #define DATA_OFF      0x1000
 #define DATA_BYTES    (SCRATCH_BYTES - DATA_OFF)
 #define MAP_LIMIT     0x40000000 /* the entry tables map the first GiB */
+#define FRONT_STATE   0x400	 /* this vCPU's frontier: bytes done so far */
+#define FRONT_FOCUS   0x408	 /* non-zero: this seed's records are mostly order and progress */
+#define FRONT_OFF     0x13000	 /* order and progress records, built per call */
+#define MVM_REC_PROGRESS 3
+#define MVM_REC_ORDER	 4
+#define PASS_GPA      0x400000	 /* every order record's pass: 1 MiB at 4 MiB */
+#define PASS_BYTES    0x100000
+#define STRIDE_BYTES  0x10000	 /* a point every 64 KiB: 18 points a pass at most */
+#define ORDER_BYTES   64	 /* struct mvm_rec_order */
+#define POINT_BYTES   40	 /* struct mvm_rec_progress */
 
 	/* rax = a random number below \n (clobbers rcx, rdx) */
 	.macro RNDMOD n
@@ -70,6 +91,11 @@ start:
 	and $3, %eax
 	lea malice(%rip), %rcx
 	movzbl (%rcx,%rax), %r11d
+	/* Frontier focus, from the seed (1 in 2): most records calls are order and progress batches. */
+	mov p_seed(%rip), %rax
+	shr $5, %rax
+	and $1, %eax
+	mov %rax, FRONT_FOCUS(%r13)
 
 step:	test %r14, %r14
 	jz done
@@ -246,16 +272,122 @@ body_abort:
 body_records:
 	BAD
 	jb 1f
-	RNDMOD 5
+	RNDMOD 8
+	cmpq $0, FRONT_FOCUS(%r13)
+	je 3f
+	cmp $2, %eax			/* focus: 2 in 8 as below, else a frontier batch */
+	jb 3f
+	add $3, %eax
+	cmp $8, %eax
+	jb 2f
+	mov $5, %eax			/* focus: progress 5 in 8, an order batch 1 in 8 */
+	jmp 2f
+3:	cmp $5, %eax
+	jae 2f
 	cmp $4, %eax
 	sbb %eax, %eax
-	add $2, %eax			/* kind: SWEEP 4 times in 5, else TOUCH */
+	add $2, %eax			/* kind: SWEEP 4 times in 8, TOUCH once */
 	mov %eax, 8(%rbx)
 	call valid_count
 	mov %eax, 12(%rbx)		/* count */
 	lea DATA_OFF(%r13), %rax
 	mov %rax, 16(%rbx)		/* recs_gpa: the data area holds 1024 of either kind */
 1:	jmp hc_issue
+2:	cmp $7, %eax
+	jb fill_progress		/* twice in 8 */
+	jmp fill_order			/* once */
+
+/* eax = a record's vCPU: its own index mostly, else 0-3 (perhaps one the guest lacks), or hostile */
+pick_vcpu:
+	BAD
+	jb 2f
+	RNDMOD 4
+	test %eax, %eax
+	jz 1f
+	mov %r10d, %eax
+	ret
+1:	RNDMOD 4
+	ret
+2:	jmp pick_count
+
+/* 1 order record, or 1 in 4 times up to 64 (duplicates, vCPUs it lacks), at FRONT_OFF */
+fill_order:
+	movl $MVM_REC_ORDER, 8(%rbx)
+	RNDMOD 4
+	test %eax, %eax
+	jnz 1f
+	RNDMOD 64
+	jmp 2f
+1:	xor %eax, %eax
+2:	inc %eax
+	mov %eax, 12(%rbx)		/* count */
+	mov %eax, %ebp
+	lea FRONT_OFF(%r13), %rdi
+	mov %rdi, 16(%rbx)		/* recs_gpa */
+3:	call pick_vcpu
+	mov %eax, (%rdi)		/* vcpu */
+	RNDMOD 2
+	add $2, %eax
+	mov %eax, 4(%rdi)		/* workload: flat or perm */
+	RNDMOD 8
+	sub $4, %eax			/* order 1-4, sequential (a segment per point) 5 in 8 */
+	ja 5f
+	xor %eax, %eax
+5:	inc %eax
+	mov %eax, 8(%rdi)
+	movl $0, 12(%rdi)
+	call rnd
+	mov %rax, 16(%rdi)		/* seed */
+	movq $1, 24(%rdi)		/* stride_pages */
+	movq $PASS_GPA, 32(%rdi)	/* start_gpa */
+	movq $PASS_GPA + PASS_BYTES, 40(%rdi) /* end_gpa */
+	movq $PASS_BYTES / 4096, 48(%rdi) /* pages */
+	RNDMOD 8
+	test %eax, %eax
+	mov $STRIDE_BYTES, %eax
+	jnz 4f
+	xor %eax, %eax			/* 1 in 8: no points taken */
+4:	mov %rax, 56(%rdi)		/* progress_bytes */
+	add $ORDER_BYTES, %rdi
+	dec %ebp
+	jnz 3b
+	jmp hc_issue
+
+/* 1-24 points of one vCPU, on from this vCPU's frontier (FRONT_STATE), the TSC now */
+fill_progress:
+	movl $MVM_REC_PROGRESS, 8(%rbx)
+	RNDMOD 24
+	inc %eax
+	mov %eax, 12(%rbx)		/* count */
+	mov %eax, %ebp
+	lea FRONT_OFF(%r13), %rdi
+	mov %rdi, 16(%rbx)		/* recs_gpa */
+	call pick_vcpu
+	mov %eax, %r8d			/* the batch's vCPU */
+	mov FRONT_STATE(%r13), %r9	/* bytes done so far */
+1:	mov %r8d, (%rdi)		/* vcpu */
+	movl $1, 4(%rdi)		/* iteration */
+	mov %r9, 8(%rdi)		/* bytes_done */
+	movq $PASS_BYTES, 16(%rdi)	/* bytes_total */
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, 24(%rdi)		/* tsc */
+	lea PASS_GPA(%r9), %rax
+	mov %rax, 32(%rdi)		/* last_gpa */
+	add $STRIDE_BYTES, %r9		/* the next point: 64 KiB on, up to the pass */
+	mov $PASS_BYTES, %eax
+	cmp %rax, %r9
+	cmova %rax, %r9
+	BAD
+	jae 2f
+	call pick_count			/* hostile: any bytes done */
+	mov %rax, 8(%rdi)
+2:	add $POINT_BYTES, %rdi
+	dec %ebp
+	jnz 1b
+	mov %r9, FRONT_STATE(%r13)
+	jmp hc_issue
 
 body_zero:
 	BAD

@@ -102,6 +102,11 @@ static void records_contents(void)
 	CHECK(decode_recs(MVM_REC_TOUCH, t, 3, sizeof(t[0]), 0x2000, &c, err) == 0);
 	CHECK(decode_recs(MVM_REC_TOUCH, t, 4, sizeof(t[0]), 0x2000, &c, err) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "4 touch records for 2 vCPUs");
+	/* Three records for two vCPUs, but two of them vCPU 1's (issue 38). */
+	t[0].vcpu = 1;
+	CHECK(decode_recs(MVM_REC_TOUCH, t, 3, sizeof(t[0]), 0x2000, &c, err) == -EINVAL);
+	CHECK_STR_CONTAINS(err, "a second one for the same vCPU as record");
+	t[0].vcpu = 0;
 	t[0].start_gpa = 8192;
 	CHECK(decode_recs(MVM_REC_TOUCH, t, 3, sizeof(t[0]), 0x2000, &c, err) == -EINVAL);
 

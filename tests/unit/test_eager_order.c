@@ -185,6 +185,53 @@ static void test_coverage(void)
 	CHECK(c.total == 0 && c.fraction == 0);
 }
 
+/*
+ * The hostile sequence of issue 38 fed to the segments directly: two order
+ * records for vCPU 0 and five points. Each order record makes a segment
+ * between each two points (8), more than the np + no (7) run_coverage once
+ * allocated: nothing may be written past the room it is given.
+ */
+static void test_cover_segments_bounded(void)
+{
+	struct mvm_rec_order o = { .vcpu = 0,
+				   .workload = MVM_WL_FLAT,
+				   .order = MVM_ORDER_SEQUENTIAL,
+				   .start_gpa = 4 * MIB,
+				   .end_gpa = 5 * MIB,
+				   .progress_bytes = MIB / 4 };
+	struct mvm_rec_order two[2] = { o, o };
+	struct mvm_rec_progress p[5];
+	double t[5];
+	const size_t room = 5 + 2; /* np + no */
+	struct cover_segment *seg = malloc((room + 4) * sizeof(*seg));
+
+	CHECK(seg != NULL);
+	if (!seg)
+		return;
+	for (unsigned i = 0; i < 5; i++) {
+		p[i] = (struct mvm_rec_progress){ .vcpu = 0,
+						  .iteration = 1,
+						  .bytes_done = i * MIB / 4,
+						  .bytes_total = MIB };
+		t[i] = 1.0 + i;
+	}
+	for (size_t i = 0; i < room + 4; i++)
+		seg[i] = (struct cover_segment){ 0xdead, 0xbeef, -1 }; /* the canary */
+	CHECK_EQ(cover_segments(two, 2, p, t, 5, NULL, 0), 8);
+	CHECK_EQ(cover_segments(two, 2, p, t, 5, seg, room), 8);
+	for (size_t i = room; i < room + 4; i++)
+		CHECK(seg[i].gpa == 0xdead && seg[i].bytes == 0xbeef && seg[i].t == -1);
+	CHECK(seg[0].gpa == 4 * MIB && seg[0].bytes == MIB / 4 && seg[0].t == 1.0);
+	CHECK(seg[4].gpa == 4 * MIB &&
+	      seg[4].t == 1.0); /* the second order record's first */
+	/* One order record: one segment between each two points, and a point without time left out. */
+	t[2] = 0;
+	CHECK_EQ(cover_segments(&o, 1, p, t, 5, seg, room), 3);
+	CHECK(seg[1].gpa == 4 * MIB + MIB / 4 && seg[1].bytes == MIB / 2 &&
+	      seg[1].t == 2.0);
+	free(seg);
+}
+
 void test_eager_order(void)
 {
 	test_front_back();
@@ -192,4 +239,5 @@ void test_eager_order(void)
 	test_file();
 	test_orders_named();
 	test_coverage();
+	test_cover_segments_bounded();
 }

@@ -146,7 +146,7 @@ void test_json_times(void)
 	};
 	const double exec = 2600000.123456789; /* a month of uptime */
 	struct timeline *tl = timeline_create();
-	struct records *rec = records_create();
+	struct records *rec = records_create(1);
 	struct vm_config cfg = { 0 };
 	struct run_view v = { .cfg = &cfg };
 	struct tl_summary s;

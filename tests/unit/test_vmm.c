@@ -390,8 +390,14 @@ void test_records_limits(void)
 {
 	static struct mvm_rec_sweep recs[MVM_RECORDS_MAX];
 	struct mvm_rec_touch touch[2] = { { .vcpu = 0 }, { .vcpu = MVM_VCPU_ALL } };
-	struct mvm_rec_progress pt = { 0 };
-	struct records *r = records_create();
+	/* One order record whose pass takes as many points as the store keeps. */
+	const uint64_t pass = (uint64_t)MVM_PROGRESS_RECORDS_MAX * MVM_PAGE_BYTES;
+	struct mvm_rec_order o = { .workload = MVM_WL_FLAT,
+				   .order = MVM_ORDER_SEQUENTIAL,
+				   .end_gpa = pass,
+				   .progress_bytes = MVM_PAGE_BYTES };
+	struct mvm_rec_progress pt = { .iteration = 1, .bytes_total = pass };
+	struct records *r = records_create(1);
 	char err[160];
 	size_t n;
 	int e = 0;
@@ -420,7 +426,7 @@ void test_records_limits(void)
 	records_free(r);
 
 	/* Records: full batches. */
-	r = records_create();
+	r = records_create(1);
 	e = 0;
 	for (unsigned b = 0; b < MVM_SWEEP_RECORDS_MAX / MVM_RECORDS_MAX && !e; b++)
 		e = records_add_sweep(r, recs, MVM_RECORDS_MAX, NULL, 0, err,
@@ -431,7 +437,7 @@ void test_records_limits(void)
 	records_sweep(r, &n);
 	CHECK_EQ(n, MVM_SWEEP_RECORDS_MAX);
 	/* Progress points, orders and the one touch report. */
-	e = 0;
+	e = records_add_progress(r, MVM_REC_ORDER, &o, 1, err, sizeof(err));
 	for (unsigned i = 0; i < MVM_PROGRESS_RECORDS_MAX && !e; i++)
 		e = records_add_progress(r, MVM_REC_PROGRESS, &pt, 1, err, sizeof(err));
 	CHECK_EQ(e, 0);
@@ -443,5 +449,94 @@ void test_records_limits(void)
 	CHECK_STR_CONTAINS(err, "MVM_TOUCH_BATCHES_MAX = 1");
 	records_touch(r, &n);
 	CHECK_EQ(n, 2);
+	records_free(r);
+}
+
+/*
+ * The ABI's rules that span batches (issue 38): each vCPU's one order
+ * record, before its points; its points of its pass, in order, no more than
+ * its stride takes. A batch that breaks one is refused whole (-EPROTO).
+ */
+void test_records_abi(void)
+{
+	struct mvm_rec_order o[2] = {
+		{ .vcpu = 0,
+		  .workload = MVM_WL_FLAT,
+		  .order = MVM_ORDER_SEQUENTIAL,
+		  .start_gpa = 0x400000,
+		  .end_gpa = 0x408000,	      /* 32 KiB */
+		  .progress_bytes = 0x2000 }, /* 8 KiB: at most 6 points */
+		{ .vcpu = 1,
+		  .workload = MVM_WL_FLAT,
+		  .order = MVM_ORDER_SEQUENTIAL,
+		  .start_gpa = 0x500000,
+		  .end_gpa = 0x508000 }, /* no stride: no points */
+	};
+	struct mvm_rec_progress p[8];
+	struct records *r = records_create(2);
+	char err[160];
+	size_t n;
+
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	for (unsigned i = 0; i < 8; i++)
+		p[i] = (struct mvm_rec_progress){ .vcpu = 0,
+						  .iteration = 1,
+						  .bytes_done = i * 0x1000,
+						  .bytes_total = 0x8000,
+						  .tsc = 1000 + i };
+	/* Progress before its vCPU's order record. */
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, p, 1, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(err, "vCPU 0 sent no order record before its points");
+	/* Two order records for vCPU 0 in one batch: refused whole. */
+	struct mvm_rec_order twice[2] = { o[0], o[0] };
+	CHECK_EQ(records_add_progress(r, MVM_REC_ORDER, twice, 2, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(err, "order record 1: a second one for vCPU 0");
+	records_order(r, &n);
+	CHECK_EQ(n, 0);
+	records_free(r);
+
+	r = records_create(2);
+	CHECK_EQ(records_add_progress(r, MVM_REC_ORDER, o, 2, err, sizeof(err)), 0);
+	/* A second order record for vCPU 0 in a later batch (the heap overrun's start). */
+	CHECK_EQ(records_add_progress(r, MVM_REC_ORDER, o, 1, err, sizeof(err)), -EPROTO);
+	CHECK_STR_CONTAINS(err, "a second one for vCPU 0 (one per vCPU a run)");
+	struct mvm_rec_order far = o[0];
+	far.vcpu = 2;
+	CHECK_EQ(records_add_progress(r, MVM_REC_ORDER, &far, 1, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(err, "vCPU 2, the guest has 2");
+	records_order(r, &n);
+	CHECK_EQ(n, 2);
+	/* Points: a pass of another size, points that go back, more than the stride takes. */
+	struct mvm_rec_progress other = p[0];
+	other.bytes_total = 0x10000;
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, &other, 1, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(err, "vCPU 0's pass is 32768 bytes");
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, p, 6, err, sizeof(err)), 0);
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, &p[6], 1, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(
+		err, "more points for vCPU 0 than its order record's stride takes (6)");
+	records_progress(r, &n);
+	CHECK_EQ(n, 6);
+	records_free(r);
+
+	r = records_create(2);
+	CHECK_EQ(records_add_progress(r, MVM_REC_ORDER, o, 2, err, sizeof(err)), 0);
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, &p[3], 1, err, sizeof(err)),
+		 0);
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, &p[2], 1, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(err, "vCPU 0's points go back (8192 bytes done after 12288)");
+	struct mvm_rec_progress one = p[0];
+	one.vcpu = 1;
+	CHECK_EQ(records_add_progress(r, MVM_REC_PROGRESS, &one, 1, err, sizeof(err)),
+		 -EPROTO);
+	CHECK_STR_CONTAINS(err, "stride takes (0)");
 	records_free(r);
 }

@@ -125,7 +125,8 @@ void timeline_free(struct timeline *tl);
  * records afterwards is linear in what was kept.
  */
 struct records;
-struct records *records_create(void);			       /* NULL: ENOMEM */
+/* The store of a guest of nvcpus vCPUs (records name a vCPU below it); NULL: ENOMEM. */
+struct records *records_create(unsigned nvcpus);
 void records_set_tsc_khz(struct records *r, uint32_t tsc_khz); /* the records' clock */
 /*
  * Keep a copy of a batch of n records (already copied out of guest memory
@@ -141,7 +142,11 @@ const uint64_t *records_kvm(const struct records *r, size_t i, unsigned *nkvm);
 size_t records_row_before(const struct records *r, size_t i);
 int records_add_touch(struct records *r, const struct mvm_rec_touch *recs, uint32_t n,
 		      char *err, size_t errlen);
-/* MVM_REC_PROGRESS or MVM_REC_ORDER records, kept: 0, -E2BIG, -ENOMEM, with err set. */
+/*
+ * MVM_REC_PROGRESS or MVM_REC_ORDER records, kept once the ABI's rules that
+ * span batches hold (records.c): 0, -EPROTO (a guest ABI violation, nothing
+ * kept), -E2BIG, -ENOMEM, with err set.
+ */
 int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n,
 			 char *err, size_t errlen);
 const struct mvm_rec_progress *records_progress(const struct records *r, size_t *n);
@@ -283,6 +288,16 @@ struct coverage {
  */
 void coverage_compute(const uint64_t *chunk_ns, uint64_t nchunks, uint64_t chunk_bytes,
 		      const struct cover_segment *seg, size_t nseg, struct coverage *c);
+/*
+ * The segments of the first passes of no order records' vCPUs, from np
+ * progress points (t[i]: point i's time, CLOCK_MONOTONIC s; <= 0 unknown,
+ * left out), each order record's points in the order they came: the first
+ * room of them into out (nothing past it, whatever the records are).
+ * Returns how many there are. Pure.
+ */
+size_t cover_segments(const struct mvm_rec_order *o, size_t no,
+		      const struct mvm_rec_progress *p, const double *t, size_t np,
+		      struct cover_segment *out, size_t room);
 /*
  * A run's: eager's chunks against the guest's first pass (its progress
  * and order records). A sequential pass gives a segment between each two

@@ -2,6 +2,7 @@
 #include "measure.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +65,23 @@ static int rec_array_add(struct rec_array *rs, const void *recs, uint32_t n, cha
 	return 0;
 }
 
+/*
+ * One vCPU's touch frontier so far, for the ABI's run-wide rules: its order
+ * record (at most one, before any point), then at most max_points points of
+ * its pass, bytes_done never decreasing.
+ */
+struct frontier_state {
+	int have_order;
+	uint64_t pass_bytes; /* end_gpa - start_gpa of its order record */
+	uint64_t max_points; /* pass_bytes / progress_bytes + 2; 0 without a stride */
+	uint64_t points;     /* taken so far */
+	uint64_t last_done;  /* bytes_done of the last one */
+};
+
 struct records {
 	uint32_t tsc_khz;
+	unsigned nvcpus;		 /* the guest's: records name a vCPU below it */
+	struct frontier_state *frontier; /* nvcpus of them */
 	unsigned nkvm;
 	struct batch *batch;
 	size_t nbatch, capbatch;
@@ -81,12 +97,18 @@ struct records {
 		order; /* ABI 2: the touch frontier and the pass's order */
 };
 
-struct records *records_create(void)
+struct records *records_create(unsigned nvcpus)
 {
 	struct records *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return NULL;
+	r->nvcpus = nvcpus;
+	r->frontier = calloc(nvcpus ? nvcpus : 1, sizeof(*r->frontier));
+	if (!r->frontier) {
+		free(r);
+		return NULL;
+	}
 	pthread_mutex_init(&r->lock, NULL);
 	r->progress = (struct rec_array){ .max = MVM_PROGRESS_RECORDS_MAX,
 					  .size = sizeof(struct mvm_rec_progress),
@@ -117,6 +139,7 @@ void records_free(struct records *r)
 	free(r->touch);
 	free(r->progress.v);
 	free(r->order.v);
+	free(r->frontier);
 	free(r);
 }
 
@@ -345,9 +368,97 @@ const struct mvm_rec_touch *records_touch(const struct records *r, size_t *n)
 	return r->touch;
 }
 
+/* An ABI violation the store found (the rules that span batches): -EPROTO with err set. */
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+/* Each vCPU's one order record, its pass and how many points that pass takes. */
+static int check_orders(struct records *r, const struct mvm_rec_order *o, uint32_t n,
+			char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct frontier_state *f;
+
+		if (o[i].vcpu >= r->nvcpus)
+			return bad(err, errlen,
+				   "order record %u: vCPU %u, the guest has %u", i,
+				   o[i].vcpu, r->nvcpus);
+		f = &r->frontier[o[i].vcpu];
+		if (f->have_order)
+			return bad(
+				err, errlen,
+				"order record %u: a second one for vCPU %u (one per vCPU a run)",
+				i, o[i].vcpu);
+		if (o[i].start_gpa > o[i].end_gpa)
+			return bad(err, errlen,
+				   "order record %u: its pages end before they start", i);
+		*f = (struct frontier_state){ .have_order = 1,
+					      .pass_bytes =
+						      o[i].end_gpa - o[i].start_gpa };
+		if (o[i].progress_bytes)
+			f->max_points = f->pass_bytes / o[i].progress_bytes + 2;
+	}
+	return 0;
+}
+
+/* Points after their vCPU's order record, of its pass, in order, no more than it takes. */
+static int check_points(struct records *r, const struct mvm_rec_progress *p, uint32_t n,
+			char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct frontier_state *f;
+
+		if (p[i].vcpu >= r->nvcpus)
+			return bad(err, errlen,
+				   "progress record %u: vCPU %u, the guest has %u", i,
+				   p[i].vcpu, r->nvcpus);
+		f = &r->frontier[p[i].vcpu];
+		if (!f->have_order)
+			return bad(
+				err, errlen,
+				"progress record %u: vCPU %u sent no order record before its points",
+				i, p[i].vcpu);
+		if (p[i].bytes_total != f->pass_bytes ||
+		    p[i].bytes_done > p[i].bytes_total)
+			return bad(
+				err, errlen,
+				"progress record %u: %llu bytes done of %llu, vCPU %u's pass is %llu bytes",
+				i, (unsigned long long)p[i].bytes_done,
+				(unsigned long long)p[i].bytes_total, p[i].vcpu,
+				(unsigned long long)f->pass_bytes);
+		if (f->points && p[i].bytes_done < f->last_done)
+			return bad(
+				err, errlen,
+				"progress record %u: vCPU %u's points go back (%llu bytes done after %llu)",
+				i, p[i].vcpu, (unsigned long long)p[i].bytes_done,
+				(unsigned long long)f->last_done);
+		if (f->points == f->max_points)
+			return bad(
+				err, errlen,
+				"progress record %u: more points for vCPU %u than its order record's stride takes (%llu)",
+				i, p[i].vcpu, (unsigned long long)f->max_points);
+		f->points++;
+		f->last_done = p[i].bytes_done;
+	}
+	return 0;
+}
+
 /*
  * ABI 2: the touch frontier and the order of a pass, kept as the guest sent
- * them, bounded. 0, -E2BIG past the bound, -ENOMEM.
+ * them, bounded, once the rules that span batches hold (each vCPU's order
+ * record once, before its points; its points in order, as many as its pass
+ * takes): consumers may size what they build from them by these counts. 0,
+ * -EPROTO (a violation: nothing of the batch is kept; the vCPUs' state may
+ * have counted part of it, and the run ends), -E2BIG past the bound, -ENOMEM.
  */
 int records_add_progress(struct records *r, uint32_t kind, const void *recs, uint32_t n,
 			 char *err, size_t errlen)
@@ -355,8 +466,11 @@ int records_add_progress(struct records *r, uint32_t kind, const void *recs, uin
 	int ret;
 
 	pthread_mutex_lock(&r->lock);
-	ret = rec_array_add(kind == MVM_REC_ORDER ? &r->order : &r->progress, recs, n,
-			    err, errlen);
+	ret = kind == MVM_REC_ORDER ? check_orders(r, recs, n, err, errlen)
+				    : check_points(r, recs, n, err, errlen);
+	ret = ret
+		      ?: rec_array_add(kind == MVM_REC_ORDER ? &r->order : &r->progress,
+				       recs, n, err, errlen);
 	pthread_mutex_unlock(&r->lock);
 	if (ret == -ENOMEM)
 		snprintf(err, errlen, "no memory for %u more records", n);

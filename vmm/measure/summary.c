@@ -25,8 +25,10 @@ static double eager_ms(const struct run_view *v, int in_guest)
 	size_t n;
 	const struct mvm_rec_touch *t = records_touch(v->rec, &n);
 
-	if (in_guest && n)
-		return ms_of_ns(ns_of_s(records_seconds(v->rec, t[n - 1].cycles)));
+	/* The pass's own record (MVM_VCPU_ALL, at most one a batch), wherever the guest put it. */
+	for (size_t i = 0; in_guest && i < n; i++)
+		if (t[i].vcpu == MVM_VCPU_ALL)
+			return ms_of_ns(ns_of_s(records_seconds(v->rec, t[i].cycles)));
 	if (eager_facts(v->eager, &x))
 		return -1;
 	return x.t_end > 0 ? timeline_ms_between(v->tl, x.t_start, x.t_end) : 0;

@@ -45,9 +45,13 @@ static void on_violation(void *cookie, unsigned vcpu, const char *what)
 /*
  * A batch of records (one per measurement), checked and copied out of
  * guest memory by the hypercall port: kept, with its counters, and its
- * rows printed. Past a guest limit the run ends (guest-limit, exit 4).
+ * rows printed. Past a guest limit the run ends (guest-limit, exit 4); a
+ * batch the store refuses (the ABI's rules that span batches) ends it as
+ * the port's checks do (abi-violation, exit 4), also when it comes from a
+ * snapshot's records being put in again.
  */
-static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
+static int on_records(void *cookie, unsigned vcpu, uint32_t kind, const void *recs,
+		      uint32_t n)
 {
 	struct run *r = cookie;
 	char err[160] = "";
@@ -80,6 +84,12 @@ static int on_records(void *cookie, uint32_t kind, const void *recs, uint32_t n)
 	if (e == -E2BIG)
 		vm_finish(r->vm, END_GUEST_LIMIT, 0,
 			  "%s; stopped the guest, kept what it sent before", err);
+	else if (e == -EPROTO && r->replaying)
+		vm_finish(r->vm, END_ABI_VIOLATION, 0,
+			  "guest ABI violation in the snapshot's records: %s", err);
+	else if (e == -EPROTO)
+		vm_finish(r->vm, END_ABI_VIOLATION, 0,
+			  "guest ABI violation on vCPU %u: %s", vcpu, err);
 	else if (e)
 		vm_finish(r->vm, END_HOST_ERROR, 0, "results: storing %u records: %s", n,
 			  err);
@@ -206,7 +216,7 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 			       !o->verbose && !(cfg->vm.guest_argc > 0 &&
 						!strcmp(cfg->vm.guest_argv[0], "help")));
 	r->tl = timeline_create();
-	r->rec = records_create();
+	r->rec = records_create(cfg->vm.vcpus);
 	if (!r->vm || !r->console || !r->tl || !r->rec) {
 		run_free(r);
 		return NULL;
@@ -608,7 +618,7 @@ static void restore_guest(struct run *r, double deadline, double timeout)
 		return;
 	r->replaying = 1;
 	for (size_t i = 0; i < s->v.nbatches && !vm_stopping(r->vm); i++)
-		on_records(r, s->v.batches[i].kind, s->v.batches[i].recs,
+		on_records(r, 0, s->v.batches[i].kind, s->v.batches[i].recs,
 			   s->v.batches[i].count);
 	r->replaying = 0;
 	if (run_restore_memory(r))
