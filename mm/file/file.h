@@ -165,12 +165,15 @@ struct mm_memfile_stats {
  * backed it (anonymous RAM: neither present nor swapped in pagemap; RAM in
  * a file: a hole of the file). Pages in swap, or evicted from the page
  * cache, are read back and saved. 0, or -errno with err set (-ENOSPC: the
- * file system is full). stop(cookie) (may be NULL), asked every few MiB,
+ * file system is full). pagemap_fd: /proc/self/pagemap open (the caller's,
+ * opened before a seccomp filter), or -1 to open it here. stop(cookie)
+ * (may be NULL), asked every few MiB,
  * ends it early with -EINTR: the file is then incomplete, the caller's to
  * remove.
  */
-int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
-		     void *cookie, struct mm_memfile_stats *st, char *err, size_t errlen);
+int mm_memfile_write(const struct guest_ram *ram, int fd, int pagemap_fd,
+		     int (*stop)(void *), void *cookie, struct mm_memfile_stats *st,
+		     char *err, size_t errlen);
 /*
  * fn(cookie, start, end) for each data extent of fd within [off, end), in
  * order and clipped to it (SEEK_DATA/SEEK_HOLE; extents.c, the tree's one

@@ -168,8 +168,9 @@ static int window(struct scan *sc, uint64_t at, uint64_t len, uint8_t *maybe,
 	return e;
 }
 
-int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
-		     void *cookie, struct mm_memfile_stats *st, char *err, size_t errlen)
+int mm_memfile_write(const struct guest_ram *ram, int fd, int pagemap_fd,
+		     int (*stop)(void *), void *cookie, struct mm_memfile_stats *st,
+		     char *err, size_t errlen)
 {
 	const struct stopper stopper = { stop, cookie };
 	struct scan *sc = calloc(1, sizeof(*sc));
@@ -195,7 +196,9 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
 			return -ENOMEM;
 		}
 	} else {
-		sc->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		sc->pagemap = pagemap_fd >= 0
+				      ? pagemap_fd
+				      : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	}
 	/* The file's size is RAM's: what is never written reads as zero (a hole). */
 	if (ftruncate(fd, (off_t)ram->size)) {
@@ -246,7 +249,7 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, int (*stop)(void *),
 		snprintf(err, errlen, "stopped while writing the memory file");
 	else if (e && !err[0])
 		snprintf(err, errlen, "writing the memory file: %s", strerror(-e));
-	if (sc->pagemap >= 0)
+	if (sc->pagemap >= 0 && sc->pagemap != pagemap_fd)
 		close(sc->pagemap);
 	free(sc->buf);
 	free(sc);

@@ -194,7 +194,7 @@ void test_snapshot_memfile(void)
 	ram.hva[0x4000 + 4095] = 2;	     /* page 4: data, next to it */
 	memset(ram.hva + 0x100000, 0, 4096); /* touched, all zero: a hole */
 	ram.hva[0x700000] = 3;		     /* another extent */
-	CHECK(mm_memfile_write(&ram, fd, NULL, NULL, &st, err, sizeof(err)) == 0);
+	CHECK(mm_memfile_write(&ram, fd, -1, NULL, NULL, &st, err, sizeof(err)) == 0);
 	CHECK_EQ(st.data_bytes, 3 * 4096);
 	CHECK_EQ(st.extents, 2);
 	CHECK(st.resident_bytes >= 4 * 4096);
@@ -265,7 +265,7 @@ void test_snapshot_memfile_evicted(void)
 			usleep(50000);
 	}
 	CHECK(!resident); /* the case under test: the pages are not in memory */
-	CHECK(mm_memfile_write(&ram, ofd, NULL, NULL, &st, err, sizeof(err)) == 0);
+	CHECK(mm_memfile_write(&ram, ofd, -1, NULL, NULL, &st, err, sizeof(err)) == 0);
 	CHECK_EQ(st.data_bytes, 4 * 4096);
 	CHECK_EQ(st.extents, 3);
 	CHECK(mm_memfile_extents(ofd, size, &x, &n, err, sizeof(err)) == 0);

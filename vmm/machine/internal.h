@@ -255,6 +255,8 @@ enum sandbox_slot {
 	SLOT_SNAP_MEM,
 	SLOT_SNAP_TMP,
 	SLOT_SNAP_PARENT,
+	SLOT_SNAP_PAGEMAP, /* the save reads anonymous RAM's pagemap, */
+	SLOT_SNAP_RAM,	   /* and RAM's own file (memfd, --mem-path) */
 	SLOT_FILL_UFFDS,
 	SLOT_STATS = SLOT_FILL_UFFDS + SANDBOX_MAX_FILL_UFFDS,
 	SLOT_OUT = SLOT_STATS + SANDBOX_MAX_STATS,

@@ -725,7 +725,8 @@ struct sandbox_fds {
 	int ndirs;
 	/* SANDBOX_SAVER: the snapshot's state and memory files, its temporary and parent directories */
 	int snap_state_fd, snap_mem_fd, snap_tmp_fd, snap_parent_fd;
-	int file_fd;	       /* SANDBOX_FILL: the memory file it reads */
+	int snap_pagemap_fd, snap_ram_fd; /* what the save reads: -1 when none */
+	int file_fd;			  /* SANDBOX_FILL: the memory file it reads */
 	const int *fill_uffds; /* SANDBOX_FILL: the handlers' uffds it copies through */
 	unsigned nfill_uffds;
 };

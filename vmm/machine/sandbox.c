@@ -351,7 +351,9 @@ static int allow_saver(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	const scmp_datum_t state = (scmp_datum_t)f->snap_state_fd,
 			   mem = (scmp_datum_t)f->snap_mem_fd,
 			   tmp = (scmp_datum_t)f->snap_tmp_fd,
-			   parent = (scmp_datum_t)f->snap_parent_fd;
+			   parent = (scmp_datum_t)f->snap_parent_fd,
+			   pagemap = (scmp_datum_t)f->snap_pagemap_fd,
+			   ram = (scmp_datum_t)f->snap_ram_fd;
 	int r = allow_main(ctx, f);
 
 	r = r ?: ALLOW(ctx, write, 1, SCMP_A0(SCMP_CMP_EQ, state));   /* the state file */
@@ -361,6 +363,9 @@ static int allow_saver(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, mem));
 	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, tmp));
 	r = r ?: ALLOW(ctx, fsync, 1, SCMP_A0(SCMP_CMP_EQ, parent));
+	/* Which pages hold data: anonymous RAM's pagemap, RAM's own file (evicted pages too). */
+	r = r ?: ALLOW(ctx, pread64, 1, SCMP_A0(SCMP_CMP_EQ, pagemap));
+	r = r ?: ALLOW(ctx, pread64, 1, SCMP_A0(SCMP_CMP_EQ, ram));
 	/*
 	 * The temporary renamed to the snapshot's name, beside it: renameat2
 	 * with RENAME_NOREPLACE, or where the file system lacks it (9p, NFS)

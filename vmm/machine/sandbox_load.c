@@ -46,6 +46,11 @@ int sandbox_slot_values(enum sandbox_role role, const struct sandbox_fds *f, lon
 	values[SLOT_SNAP_MEM] = saver ? (uint32_t)f->snap_mem_fd : SANDBOX_NO_FD;
 	values[SLOT_SNAP_TMP] = saver ? (uint32_t)f->snap_tmp_fd : SANDBOX_NO_FD;
 	values[SLOT_SNAP_PARENT] = saver ? (uint32_t)f->snap_parent_fd : SANDBOX_NO_FD;
+	values[SLOT_SNAP_PAGEMAP] = saver && f->snap_pagemap_fd >= 0
+					    ? (uint32_t)f->snap_pagemap_fd
+					    : SANDBOX_NO_FD;
+	values[SLOT_SNAP_RAM] =
+		saver && f->snap_ram_fd >= 0 ? (uint32_t)f->snap_ram_fd : SANDBOX_NO_FD;
 	r = put_fds(values, SLOT_FILL_UFFDS, SANDBOX_MAX_FILL_UFFDS, f->fill_uffds,
 		    role == SANDBOX_FILL ? f->nfill_uffds : 0);
 	r = r

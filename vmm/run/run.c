@@ -134,7 +134,9 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 				 .snap_state_fd = r->dir.state_fd,
 				 .snap_mem_fd = r->dir.mem_fd,
 				 .snap_tmp_fd = r->dir.tmp_fd,
-				 .snap_parent_fd = r->dir.dir_fd };
+				 .snap_parent_fd = r->dir.dir_fd,
+				 .snap_pagemap_fd = r->dir.pagemap_fd,
+				 .snap_ram_fd = vm_ram_const(r->vm)->fd };
 
 	/*
 	 * The main thread also writes the paging handlers' stop eventfd and the
@@ -235,7 +237,7 @@ struct run *run_new(const struct config *cfg, const struct run_opts *o)
 				   .reset = run_on_reset,
 				   .init_start = run_on_init_start };
 	r->dir = (struct snap_dir){
-		.dir_fd = -1, .tmp_fd = -1, .state_fd = -1, .mem_fd = -1
+		.dir_fd = -1, .tmp_fd = -1, .state_fd = -1, .mem_fd = -1, .pagemap_fd = -1
 	};
 	r->restored = cfg->restore != NULL;
 	if (cfg->snapshot_dir && !(r->log = snap_log_create())) {

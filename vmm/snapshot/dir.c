@@ -105,7 +105,7 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 	int e;
 
 	*d = (struct snap_dir){
-		.dir_fd = -1, .tmp_fd = -1, .state_fd = -1, .mem_fd = -1
+		.dir_fd = -1, .tmp_fd = -1, .state_fd = -1, .mem_fd = -1, .pagemap_fd = -1
 	};
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	split(path, dir, d->name, sizeof(dir));
@@ -150,6 +150,8 @@ int snap_dir_begin(struct snap_dir *d, const char *path, char *err, size_t errle
 				  "--snapshot %s: cannot create its files in %s: %s",
 				  path, d->tmp, strerror(-e));
 	}
+	/* Now, before the main thread's filter: the save reads it (-1: the pages' contents decide). */
+	d->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -223,7 +225,9 @@ void snap_dir_discard(struct snap_dir *d)
 		close(d->tmp_fd);
 	if (d->dir_fd >= 0)
 		close(d->dir_fd);
-	d->state_fd = d->mem_fd = d->tmp_fd = d->dir_fd = -1;
+	if (d->pagemap_fd >= 0)
+		close(d->pagemap_fd);
+	d->state_fd = d->mem_fd = d->tmp_fd = d->dir_fd = d->pagemap_fd = -1;
 	d->tmp_name[0] = '\0';
 }
 

@@ -117,8 +117,8 @@ int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir 
 	e = vm_pause_settle(vm, err, errlen);
 	e = e ?: build_state(vm, in, &b, f, err, errlen);
 	if (!e) {
-		e = mm_memfile_write(vm_ram(vm), d->mem_fd, in->stop, in->stop_cookie,
-				     &ms, err, errlen);
+		e = mm_memfile_write(vm_ram(vm), d->mem_fd, d->pagemap_fd, in->stop,
+				     in->stop_cookie, &ms, err, errlen);
 		f->memory_s = ms.seconds;
 		f->resident_bytes = ms.resident_bytes;
 		f->data_bytes = ms.data_bytes;

@@ -141,6 +141,7 @@ struct snap_dir {
 	int dir_fd;		      /* the directory both are in, open */
 	int tmp_fd;		      /* the temporary directory, open */
 	int state_fd, mem_fd;	      /* its two files */
+	int pagemap_fd; /* /proc/self/pagemap, opened before the filter (-1: none) */
 };
 /*
  * Before the guest runs: refuse a path that exists, remove the temporaries

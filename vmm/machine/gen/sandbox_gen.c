@@ -55,7 +55,7 @@ static int slot_used(enum sandbox_role role, unsigned slot)
 		       !SANDBOX_SANITIZER_RULES;
 	if (slot >= SLOT_DIR && slot < SLOT_DIR + SANDBOX_MAX_DIRS)
 		return role == SANDBOX_MAIN || role == SANDBOX_SAVER;
-	if (slot >= SLOT_SNAP_STATE && slot <= SLOT_SNAP_PARENT)
+	if (slot >= SLOT_SNAP_STATE && slot <= SLOT_SNAP_RAM)
 		return role == SANDBOX_SAVER;
 	return role == SANDBOX_VCPU && slot == SLOT_VCPU;
 }
@@ -65,26 +65,28 @@ static struct sock_filter *build(enum sandbox_role role, FILE *pfc, unsigned *le
 {
 	int stats[SANDBOX_MAX_STATS], out[SANDBOX_MAX_OUT], dirs[SANDBOX_MAX_DIRS],
 		uffds[SANDBOX_MAX_FILL_UFFDS];
-	struct sandbox_fds f = { .vcpu_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VCPU),
-				 .uffd_fd = (int)SANDBOX_PLACEHOLDER(SLOT_UFFD),
-				 .prefault_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SPARE),
-				 .irq_vm_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VM),
-				 .stop_fd = SANDBOX_NO_FD,
-				 .stats_fds = stats,
-				 .nstats = SANDBOX_MAX_STATS,
-				 .out_fds = out,
-				 .nout = SANDBOX_MAX_OUT,
-				 .dir_fds = dirs,
-				 .ndirs = SANDBOX_MAX_DIRS,
-				 .file_fd = (int)SANDBOX_PLACEHOLDER(SLOT_FILE),
-				 .snap_state_fd =
-					 (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_STATE),
-				 .snap_mem_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_MEM),
-				 .snap_tmp_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_TMP),
-				 .snap_parent_fd =
-					 (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_PARENT),
-				 .fill_uffds = uffds,
-				 .nfill_uffds = SANDBOX_MAX_FILL_UFFDS };
+	struct sandbox_fds f = {
+		.vcpu_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VCPU),
+		.uffd_fd = (int)SANDBOX_PLACEHOLDER(SLOT_UFFD),
+		.prefault_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SPARE),
+		.irq_vm_fd = (int)SANDBOX_PLACEHOLDER(SLOT_VM),
+		.stop_fd = SANDBOX_NO_FD,
+		.stats_fds = stats,
+		.nstats = SANDBOX_MAX_STATS,
+		.out_fds = out,
+		.nout = SANDBOX_MAX_OUT,
+		.dir_fds = dirs,
+		.ndirs = SANDBOX_MAX_DIRS,
+		.file_fd = (int)SANDBOX_PLACEHOLDER(SLOT_FILE),
+		.snap_state_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_STATE),
+		.snap_mem_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_MEM),
+		.snap_tmp_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_TMP),
+		.snap_parent_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_PARENT),
+		.snap_pagemap_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_PAGEMAP),
+		.snap_ram_fd = (int)SANDBOX_PLACEHOLDER(SLOT_SNAP_RAM),
+		.fill_uffds = uffds,
+		.nfill_uffds = SANDBOX_MAX_FILL_UFFDS
+	};
 	const char *name = sandbox_role_name(role);
 	struct sock_filter *prog;
 	void *ctx;
