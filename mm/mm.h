@@ -13,8 +13,26 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "kvm_compat.h"
+
+/* CLOCK_MONOTONIC: the one clock of the tree (vmm's now_s is this one too). */
+static inline uint64_t mm_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+static inline double mm_now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 struct mm_backend; /* backing/backing.h */
 struct mm_file;	   /* file/file.h */

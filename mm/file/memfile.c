@@ -18,14 +18,6 @@
 #define PM_PRESENT  (1ULL << 63) /* /proc/PID/pagemap: the page is in RAM */
 #define PM_SWAPPED  (1ULL << 62) /* ... or in swap */
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static int all_zero(const uint8_t *p, uint64_t len)
 {
 	const uint64_t *w = (const uint64_t *)p;
@@ -176,7 +168,7 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, int pagemap_fd,
 	struct scan *sc = calloc(1, sizeof(*sc));
 	uint8_t maybe[SCAN_PAGES];
 	uint64_t run = 0, run_len = 0;
-	double t0 = now();
+	double t0 = mm_now_s();
 	int e = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -253,7 +245,7 @@ int mm_memfile_write(const struct guest_ram *ram, int fd, int pagemap_fd,
 		close(sc->pagemap);
 	free(sc->buf);
 	free(sc);
-	st->seconds = now() - t0;
+	st->seconds = mm_now_s() - t0;
 	return e;
 }
 

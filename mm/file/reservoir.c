@@ -17,21 +17,12 @@
 #include <unistd.h>
 
 #define MIB(x)		((unsigned long long)((x) >> 20))
-#define NSEC_PER_S	1e9
 #define BYTES_PER_GIB_F (1024.0 * 1024.0 * 1024.0)
 #define WAIT_POLL_NS	(2 * 1000 * 1000) /* between looks at a range being scrubbed */
 #define WAIT_SAY_S	1.0		  /* say so once a wait is this long */
 #define STATE_CHUNK	4096
 #define INFO_LINE	512
 #define RESERVOIR_MAGIC "# minivmm reservoir 1"
-
-static double mono_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / NSEC_PER_S;
-}
 
 void mm_reservoir_path(char *buf, size_t len, const char *dir, const char *name)
 {
@@ -146,16 +137,16 @@ int mm_reservoir_info_write(const char *dir, const struct mm_reservoir_info *inf
 int mm_reservoir_scrub(int pool_fd, uint64_t off, uint64_t len, int zero_pass,
 		       struct mm_scrub *st)
 {
-	double t0 = mono_s(), t1, t2;
+	double t0 = mm_now_s(), t1, t2;
 
 	*st = (struct mm_scrub){ .bytes = len };
 	if (fallocate(pool_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
 		      (off_t)len))
 		return -errno;
-	t1 = mono_s();
+	t1 = mm_now_s();
 	if (fallocate(pool_fd, 0, (off_t)off, (off_t)len))
 		return -errno;
-	t2 = mono_s();
+	t2 = mm_now_s();
 	st->punch_s = t1 - t0;
 	st->alloc_s = t2 - t1;
 	if (zero_pass) {
@@ -171,7 +162,7 @@ int mm_reservoir_scrub(int pool_fd, uint64_t off, uint64_t len, int zero_pass,
 		munmap(p, len);
 		if (r)
 			return r;
-		st->zero_s = mono_s() - t2;
+		st->zero_s = mm_now_s() - t2;
 	}
 	return 0;
 }
@@ -428,7 +419,7 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 {
 	char path[MM_PATH_BYTES + 32], buf[STATE_CHUNK], abs_dir[MM_PATH_BYTES];
 	int pool_fd = -1, state_fd = -1, pipefd[2] = { -1, -1 }, said = 0, r;
-	double t0 = mono_s();
+	double t0 = mm_now_s();
 	unsigned running, scrubbing;
 	struct mm_scrub st;
 	pid_t pid;
@@ -490,7 +481,7 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 			if (!r)
 				break;
 			lock(pool_fd, F_OFD_SETLK, F_UNLCK, *off, size, NULL);
-		} else if (!scrubbing || mono_s() - t0 > MM_RESERVOIR_WAIT_S) {
+		} else if (!scrubbing || mm_now_s() - t0 > MM_RESERVOIR_WAIT_S) {
 			snprintf(
 				err, errlen,
 				"--reservoir %s: no free %llu MiB in its %llu MiB: %u range%s in use by running VMs, %u being scrubbed%s; see scripts/reservoir status --dir %s",
@@ -499,14 +490,14 @@ int mm_reservoir_lease(const char *dir, uint64_t size, uint64_t *off,
 				scrubbing ? " (waited for them)" : "", dir);
 			r = -EBUSY;
 			goto fail;
-		} else if (mono_s() - t0 > WAIT_SAY_S && !said++) {
+		} else if (mm_now_s() - t0 > WAIT_SAY_S && !said++) {
 			fprintf(stderr,
 				"minivmm: --reservoir %s: waiting for the scrub of an earlier lease\n",
 				dir);
 		}
 		nanosleep(&(struct timespec){ 0, WAIT_POLL_NS }, NULL);
 	}
-	li->waited_s = mono_s() - t0;
+	li->waited_s = mm_now_s() - t0;
 	/* An earlier lessee or keeper died before its scrub: scrub it now, before anyone maps it. */
 	r = scrub_dirty(dir, pool_fd, state_fd, info, *off, size, "lease", &st);
 	if (r) {

@@ -306,7 +306,7 @@ int uffd_start(struct uffd_pager *p, const struct guest_ram *ram,
 		 * anonymous page would be), and the guest's first touch of
 		 * each page is then a minor fault that UFFDIO_CONTINUE maps.
 		 */
-		double t0 = (double)now_ns();
+		double t0 = (double)mm_now_ns();
 
 		if (fallocate(ram->fd, 0, 0, (off_t)ram->size)) {
 			r = -errno;
@@ -316,7 +316,7 @@ int uffd_start(struct uffd_pager *p, const struct guest_ram *ram,
 				(unsigned long long)(ram->size >> 20), strerror(-r));
 			return r;
 		}
-		p->fill_s = ((double)now_ns() - t0) / (double)NSEC_PER_S;
+		p->fill_s = ((double)mm_now_ns() - t0) / (double)NSEC_PER_S;
 	}
 	for (unsigned i = 0; i < p->nthreads; i++) {
 		struct uffd_thread *t = &p->th[i];

@@ -198,7 +198,7 @@ static void *filler(void *arg)
 		if (i < f->nfirst && !w->err) {
 			pthread_mutex_lock(&f->lock);
 			if (++f->first_done == f->nfirst) {
-				f->t_first = now_ns();
+				f->t_first = mm_now_ns();
 				pthread_cond_broadcast(&f->cond);
 			}
 			pthread_mutex_unlock(&f->lock);
@@ -216,7 +216,7 @@ static void *filler(void *arg)
 	}
 	if (--f->running == 0 && !f->failed &&
 	    __atomic_load_n(&f->items_done, __ATOMIC_RELAXED) == f->nitems)
-		f->t_all = now_ns();
+		f->t_all = mm_now_ns();
 	pthread_cond_broadcast(&f->cond);
 	pthread_mutex_unlock(&f->lock);
 	return NULL; /* w and its buffer: uffd_fill_join's */
@@ -275,7 +275,7 @@ int uffd_fill_start(struct uffd_pager *p, const struct uffd_fill_plan *plan, cha
 	for (unsigned i = 0; i < p->nthreads; i++)
 		f->uffds[i] = p->th[i].uffd;
 	p->file->fill = f;
-	f->t0 = now_ns();
+	f->t0 = mm_now_ns();
 	if (!f->nfirst)
 		f->t_first = f->t0;
 	for (unsigned i = 0; i < plan->threads; i++) {

@@ -101,7 +101,7 @@ static void wait_until(uint64_t deadline, uint64_t delay)
 		       EINTR)
 			;
 	}
-	while (now_ns() < deadline)
+	while (mm_now_ns() < deadline)
 		__asm__ volatile("pause");
 }
 
@@ -153,7 +153,7 @@ static int resolve(struct uffd_thread *t, const struct uffd_msg *m, uint64_t t_r
 		     (unsigned long long)gpa, strerror(-r));
 		return -1;
 	}
-	t_done = now_ns();
+	t_done = mm_now_ns();
 	if (p->file)
 		uffd_file_installed(p, gpa);
 	/* Published before the wake: the woken guest may mark its next phase at once. */
@@ -164,7 +164,7 @@ static int resolve(struct uffd_thread *t, const struct uffd_msg *m, uint64_t t_r
 		     strerror(-r));
 		return -1;
 	}
-	t->wake_ns += now_ns() - t_done;
+	t->wake_ns += mm_now_ns() - t_done;
 	t->faults++;
 	t->write_faults += !!(m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE);
 	if (!t->first_ns)
@@ -220,7 +220,7 @@ void *uffd_handler(void *arg)
 			continue;
 		n = read(t->uffd, msg, sizeof(msg));
 		/* The clock starts here: every event of this read waited from now on. */
-		t_read = now_ns();
+		t_read = mm_now_ns();
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue; /* another reader, or a fault that went away */

@@ -93,14 +93,6 @@ struct uffd_pager {
 	struct uffd_file *file; /* uffd_set_file: restoring from a memory file */
 };
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * NSEC_PER_S + (uint64_t)t.tv_nsec;
-}
-
 static inline int uffd_ioctl(int fd, unsigned long req, void *arg)
 {
 	return ioctl(fd, req, arg) ? -errno : 0;

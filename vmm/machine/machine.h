@@ -66,10 +66,7 @@ static inline double ms_of_ns(int64_t ns)
 /* CLOCK_MONOTONIC in seconds: the one clock every phase and span is on. */
 static inline double now_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / NSEC_PER_SEC;
+	return mm_now_s();
 }
 
 /* ---- end.c: how a run ends. One table row per reason: name, exit status, meaning. */
