@@ -65,6 +65,14 @@ restored_ok restore-modes-replay "$RM/replay-2.json" replay
 rec=$(jq '.paging.record_touch.pages // 0' "$RM/replay-1.json")
 jq_true restore-modes-replay-fetched "$RM/replay-2.json" \
 	".paging.memory_file.fill_working_set_pages == $rec and $rec > 4096 and .paging.faults < $rec / 10"
+# The recording is one of the snapshot's files: read as it is, never through a
+# link (a valid recording elsewhere, linked in, is refused before the guest runs).
+mv "$SNAP/touch-order" "$RM/touch-order.elsewhere"
+ln -s "$(realpath "$RM/touch-order.elsewhere")" "$SNAP/touch-order"
+expect restore-modes-replay-link-refused 2 "replay's recording .*touch-order: a symbolic link" '' -- \
+	$MINIVMM -q --restore "$SNAP" --restore-mode replay -o "$RM/replay-link.json"
+rm -f "$SNAP/touch-order"
+mv "$RM/touch-order.elsewhere" "$SNAP/touch-order"
 
 # minor: on tmpfs it restores (the snapshot's file untouched by the guest's writes);
 # elsewhere it is refused (exit 3) before the guest runs.

@@ -237,6 +237,9 @@ struct touch_order {
  */
 int touch_order_read(const char *path, uint64_t ram_bytes, struct touch_order *o,
 		     char *err, size_t errlen);
+/* The same from fd, open already (closed here); path names it in messages. */
+int touch_order_read_fd(int fd, const char *path, uint64_t ram_bytes,
+			struct touch_order *o, char *err, size_t errlen);
 void touch_order_free(struct touch_order *o);
 
 #endif /* MINIVMM_MM_PAGING_H */

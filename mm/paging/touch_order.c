@@ -2,6 +2,7 @@
 #include "paging.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -340,13 +341,28 @@ static int read_body(FILE *f, const char *path, struct touch_order *o, char *err
 int touch_order_read(const char *path, uint64_t ram_bytes, struct touch_order *o,
 		     char *err, size_t errlen)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	*o = (struct touch_order){ 0 };
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	return touch_order_read_fd(fd, path, ram_bytes, o, err, errlen);
+}
+
+int touch_order_read_fd(int fd, const char *path, uint64_t ram_bytes,
+			struct touch_order *o, char *err, size_t errlen)
+{
 	char line[LINE_MAX_BYTES];
-	FILE *f = fopen(path, "re");
+	FILE *f = fdopen(fd, "re");
 	int r;
 
 	*o = (struct touch_order){ 0 };
 	if (!f) {
 		r = -errno;
+		close(fd);
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;
 	}

@@ -202,8 +202,9 @@ int run_restore_memory(struct run *r)
 	e = e ?: m->prepare(&r->rc);
 	r->rf.memory_s = now_s() - t0;
 	if (e) {
-		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s (mode %s): %s", s->dir,
-			  m->name, err);
+		/* -EINVAL: the snapshot's files or the options (exit 2); else this host (exit 3). */
+		vm_finish(r->vm, e == -EINVAL ? END_USAGE : END_HOST_ERROR, 0,
+			  "--restore %s (mode %s): %s", s->dir, m->name, err);
 		return -1;
 	}
 	timeline_mark(r->tl, PHASE_MEMORY_READY);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FILL_CHUNK (1ULL << 20) /* bytes per read of the fillers */
@@ -44,11 +45,43 @@ int restore_background_resumed(struct restore_ctx *ctx)
 	return paging_fill(*ctx->paging, &plan, 0, ctx->err, ctx->errlen);
 }
 
-/* replay's recording in the snapshot directory: path, and whether it exists. */
+/* replay's recording in the snapshot directory: path, and whether anything is there (a link too). */
 static int recording(const struct restore_ctx *ctx, char *path, size_t len)
 {
+	struct stat st;
+
 	snprintf(path, len, "%s/%s", ctx->dir, SNAP_TOUCH_FILE);
-	return access(path, F_OK) == 0;
+	return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/*
+ * The recording opened as the snapshot's own files are: not through a
+ * link, a regular file (a FIFO would hang the restore). fd, or -errno with
+ * ctx->err set.
+ */
+static int open_recording(struct restore_ctx *ctx, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), e;
+	struct stat st;
+
+	if (fd < 0) {
+		e = -errno;
+		snprintf(
+			ctx->err, ctx->errlen, "replay's recording %s: %s", path,
+			e == -ELOOP
+				? "a symbolic link; a snapshot's files are read only as they are"
+				: strerror(-e));
+		return e == -ELOOP ? -EINVAL : e;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(
+			ctx->err, ctx->errlen,
+			"replay's recording %s: not a regular file; a snapshot's files are read only as they are",
+			path);
+		return -EINVAL;
+	}
+	return fd;
 }
 
 /*
@@ -72,7 +105,10 @@ int restore_replay(struct restore_ctx *ctx)
 		snprintf(ctx->recording, sizeof(ctx->recording), "%s", path);
 		return start_pager(ctx, 0, ctx->recording, &pg);
 	}
-	r = touch_order_read(path, ctx->ram->size, &o, why, sizeof(why));
+	r = open_recording(ctx, path);
+	if (r < 0)
+		return r;
+	r = touch_order_read_fd(r, path, ctx->ram->size, &o, why, sizeof(why));
 	if (r) {
 		snprintf(ctx->err, ctx->errlen, "replay's recording %s: %s", path, why);
 		return r;
