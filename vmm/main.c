@@ -79,10 +79,28 @@ static int load_restore(struct config *cfg)
 									    : "backing");
 		return EXIT_USAGE;
 	}
+	if (!restored.v.lx && cfg->vm.kernel_path) {
+		fprintf(stderr,
+			"minivmm: --restore %s: the snapshot is of the minivmm guest %s, not of a Linux guest: leave out --kernel\n",
+			cfg->restore_dir, restored.v.cfg->image);
+		return EXIT_USAGE;
+	}
 	cfg->vm.mem_bytes = h->ram_bytes;
 	cfg->vm.vcpus = h->nvcpus;
 	cfg->vm.backing = b;
 	cfg->vm.guest_path = restored.v.cfg->image;
+	/* A Linux guest's files: those given (checked against the snapshot), or those it booted. */
+	if (restored.v.lx) {
+		const struct snap_linux *lx = restored.v.lx;
+
+		if (!cfg->vm.kernel_path)
+			cfg->vm.kernel_path = lx->kernel;
+		if (!cfg->vm.initrd_path && lx->initrd[0])
+			cfg->vm.initrd_path = lx->initrd;
+		if (!cfg->vm.cmdline && lx->cmdline[0])
+			cfg->vm.cmdline = lx->cmdline;
+		cfg->vm.guest_path = cfg->vm.kernel_path;
+	}
 	cfg->vm.guest_argc = restored.argc;
 	cfg->vm.guest_argv = (char **)restored.argv;
 	if (!cfg->restore_mode)

@@ -64,6 +64,31 @@ static int config_section(struct snap_buf *b, struct vm *vm,
 	return snap_buf_section(b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0);
 }
 
+/* A Linux guest's: what it booted, its in-kernel platform, COM1 and the PC devices. */
+static int pc_sections(struct snap_buf *b, struct vm *vm, const struct snap_save_in *in,
+		       char *err, size_t errlen)
+{
+	struct vm_pc_state *st = malloc(sizeof(*st));
+	struct snap_pc_devices d;
+	int e = st ? vm_pc_state_get(vm, st, err, errlen) : -ENOMEM;
+
+	e = e ?: snap_buf_section(b, SNAP_SEC_LINUX, in->lx, sizeof(*in->lx), NULL, 0);
+	e = e
+		    ?: snap_buf_section(b, SNAP_SEC_IRQCHIP, st->chip, sizeof(st->chip),
+					NULL, 0);
+	e = e ?: snap_buf_section(b, SNAP_SEC_PIT, &st->pit, sizeof(st->pit), NULL, 0);
+	e = e
+		    ?: snap_buf_section(b, SNAP_SEC_CLOCK, &st->clock, sizeof(st->clock),
+					NULL, 0);
+	if (!e) {
+		console_uart_get(in->console, &d.com1);
+		pc_devices_get(in->pc, &d.pc);
+		e = snap_buf_section(b, SNAP_SEC_PC_DEVICES, &d, sizeof(d), NULL, 0);
+	}
+	free(st);
+	return e;
+}
+
 static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap_buf *b,
 		       struct snapshot_facts *f, char *err, size_t errlen)
 {
@@ -80,6 +105,8 @@ static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap
 		e = e ?: snap_buf_section(b, SNAP_SEC_VCPU, st, sizeof(*st), NULL, 0);
 	}
 	free(st);
+	if (!e && in->lx)
+		e = pc_sections(b, vm, in, err, errlen);
 	ntail = console_tail(in->console, tail, sizeof(tail));
 	e = e ?: snap_buf_section(b, SNAP_SEC_CONSOLE, tail, ntail, NULL, 0);
 	/* The records so far, each batch as the guest sent it. */
@@ -93,7 +120,7 @@ static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap
 int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir *d,
 		  struct snapshot_facts *f, char *err, size_t errlen)
 {
-	struct snap_header h = { .abi_version = vm_image_abi(vm),
+	struct snap_header h = { .abi_version = in->abi,
 				 .ram_bytes = vm_ram(vm)->size,
 				 .page_bytes = in->page_bytes,
 				 .nvcpus = vm_nvcpus(vm) };
