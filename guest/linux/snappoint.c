@@ -2,6 +2,7 @@
 #include "snappoint.h"
 
 #include <stdio.h>
+#include <time.h>
 
 #include "mvm.h"
 
@@ -10,6 +11,15 @@
 #define FNV_BASIS   0xcbf29ce484222325ULL
 #define FNV_PRIME   0x100000001b3ULL
 #define SIGN_FACTOR 0x9e3779b97f4a7c15ULL
+#define NS_PER_S    1e9
+
+static double monotonic_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / NS_PER_S;
+}
 
 /*
  * Words 1 .. 511 of every page of [p, p + bytes), each hashed with its
@@ -32,6 +42,8 @@ static uint64_t checksum(const volatile char *p, size_t bytes)
 uint32_t snappoint_take(struct snappoint *s, const char *name, volatile char *region,
 			size_t bytes, uint64_t pass)
 {
+	double t0, t1;
+
 	/* Pages a pass has written get a word of their own (word 1): a lost or misplaced page shows. */
 	if (pass > 0)
 		for (size_t off = 0; off < bytes; off += PAGE)
@@ -41,9 +53,13 @@ uint32_t snappoint_take(struct snappoint *s, const char *name, volatile char *re
 	s->bytes = bytes;
 	s->pass = pass;
 	s->before = checksum(region, bytes);
+	t0 = monotonic_s();
 	s->result = mvm_snapshot(s->before, pass);
+	t1 = monotonic_s();
+	/* The guest's clock across the call: a restored one must neither go back nor stand still. */
 	if (s->result == MVM_SNAP_RESTORED)
-		printf("%s: restored after pass %lu\n", name, (unsigned long)pass);
+		printf("%s: restored after pass %lu; CLOCK_MONOTONIC moved %+.6f s across the snapshot\n",
+		       name, (unsigned long)pass, t1 - t0);
 	else if (s->result == MVM_SNAP_TAKEN)
 		printf("%s: snapshot taken after pass %lu, running on\n", name,
 		       (unsigned long)pass);

@@ -145,19 +145,13 @@ static uint64_t digest(const uint8_t *p, uint64_t len)
 	return h;
 }
 
-int run_linux_identity(struct run *r, struct snap_linux *id)
+/* What the guest booted, as read now (paths cut to their fields: run_linux_identity checks them). */
+static void identity(const struct run *r, struct snap_linux *id)
 {
 	const struct vm_config *cfg = &r->cfg->vm;
 	const struct linux_boot *lb = r->lx;
 
 	memset(id, 0, sizeof(*id));
-	if (strlen(cfg->kernel_path) >= sizeof(id->kernel) ||
-	    (cfg->initrd_path && strlen(cfg->initrd_path) >= sizeof(id->initrd)) ||
-	    (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(id->cmdline)))
-		return setup_fail(
-			r, END_USAGE,
-			"--snapshot of a Linux guest keeps its kernel's and initrd's paths (under %d bytes each) and --cmdline (under %d bytes): one is longer",
-			SNAP_PATH_BYTES, SNAP_CMDLINE_BYTES);
 	id->kernel_bytes = lb->kernel_len;
 	id->initrd_bytes = lb->initrd_len;
 	id->kernel_digest = digest(lb->kernel, lb->kernel_len);
@@ -168,6 +162,20 @@ int run_linux_identity(struct run *r, struct snap_linux *id)
 		 cfg->initrd_path ? cfg->initrd_path : "");
 	snprintf(id->cmdline, sizeof(id->cmdline), "%s",
 		 cfg->cmdline ? cfg->cmdline : "");
+}
+
+int run_linux_identity(struct run *r, struct snap_linux *id)
+{
+	const struct vm_config *cfg = &r->cfg->vm;
+
+	if (strlen(cfg->kernel_path) >= sizeof(id->kernel) ||
+	    (cfg->initrd_path && strlen(cfg->initrd_path) >= sizeof(id->initrd)) ||
+	    (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(id->cmdline)))
+		return setup_fail(
+			r, END_USAGE,
+			"--snapshot of a Linux guest keeps its kernel's and initrd's paths (under %d bytes each) and --cmdline (under %d bytes): one is longer",
+			SNAP_PATH_BYTES, SNAP_CMDLINE_BYTES);
+	identity(r, id);
 	return 0;
 }
 
@@ -183,8 +191,7 @@ int run_linux_check_restore(struct run *r)
 	struct snap_linux now;
 	const char *what = NULL;
 
-	if (run_linux_identity(r, &now))
-		return -1;
+	identity(r, &now);
 	if (now.kernel_bytes != saved->kernel_bytes ||
 	    now.kernel_digest != saved->kernel_digest)
 		what = "kernel";
