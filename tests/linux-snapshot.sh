@@ -57,14 +57,6 @@ else
 		expect lsnap-restore-$m 0 '' '' -- $MINIVMM $T --restore "$LSD/S1" --restore-mode $m -o "$LS/$m.json"
 		lx_restored_ok lsnap-restore-$m "$LS/$m.json" $m
 	done
-	# A uffd mode keeps HLT in the guest (KVM's halt-based async page faults re-delivered a
-	# timer interrupt here, 3 restores of 8), and says so; three more uffd restores.
-	grep -q "^restore: mode uffd pages a Linux guest by userfaultfd: its vCPUs' HLT stays in the guest" "$OUT/lsnap-restore-uffd.out" &&
-		pass lsnap-uffd-hlt-in-guest || fail lsnap-uffd-hlt-in-guest "$(grep '^restore' "$OUT/lsnap-restore-uffd.out")"
-	for i in 1 2 3; do
-		expect lsnap-restore-uffd-again-$i 0 '' 'flat: memory checksum (0x[0-9a-f]+) before the snapshot, \1 after the restore: match' -- \
-			$MINIVMM $T --restore "$LSD/S1" --restore-mode uffd
-	done
 	# replay: the first restore records the order of first touches (a uffd restore), the second fetches it first.
 	for i in 1 2; do
 		expect lsnap-restore-replay-$i 0 '' '' -- $MINIVMM $T --restore "$LSD/S1" --restore-mode replay -o "$LS/replay-$i.json"
@@ -97,13 +89,6 @@ else
 		$MINIVMM -q --mem 32M --snapshot "$LSD/G" "$GUEST" -- flat --max-mib 2 --iterations 2 --snapshot-after 1
 	expect lsnap-kernel-for-minivmm-guest 2 'the snapshot is of the minivmm guest .*, not of a Linux guest: leave out --kernel' '' -- \
 		$MINIVMM --restore "$LSD/G" --kernel build/linux/vmlinuz
-
-	# --snapshot-continue: the same VM runs on after the save (MVM_SNAP_TAKEN), to its end.
-	expect lsnap-continue 0 '' '^flat: memory checksum (0x[0-9a-f]+) before the snapshot, \1 running on: match$' -- \
-		$MINIVMM $T --mem 128M --snapshot "$LSD/SC" --snapshot-continue -o "$LS/continue.json" $K -- $FLAT --snapshot-after 1
-	jq_true lsnap-continue-results "$LS/continue.json" \
-		'.exit.reason == "guest-exit" and .exit.status == 0 and .snapshot.taken and ([.sweep[] | .iteration] | unique) == [1,2,3]'
-	rm -rf "$LSD/SC"
 
 	# SMP: two vCPUs saved (the second idle in Linux), restored on two; one is refused.
 	expect lsnap-smp-save 0 '' '' -- \

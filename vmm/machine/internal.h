@@ -34,7 +34,6 @@ struct vm {
 	int strict_io;
 	int raw; /* a --raw image: each vCPU also gets a stack (MVM_RAW_STACK_TOP) */
 	int pc;	 /* a PC guest (vm_set_pc): irqchip, PIT, its entry below */
-	int pc_hlt_in_guest; /* vm_pc_hlt_in_guest: KVM_X86_DISABLE_EXITS_HLT */
 	struct vm_pc_entry pc_entry;
 	struct vm_hooks hooks;
 	struct numa *numa; /* --numa: the plan (vm_map_ram), NULL without */

@@ -269,17 +269,6 @@ struct vm_pc_entry {
 };
 void vm_set_pc(struct vm *vm, const struct vm_pc_entry *e);
 int vm_is_pc(const struct vm *vm);
-/*
- * A PC guest whose RAM userfaultfd pages (a restore mode): its vCPUs' HLT
- * stays in the guest (KVM_X86_DISABLE_EXITS_HLT, set before the vCPUs are
- * made; vm_create_vcpus fails if KVM refuses it). With an in-kernel LAPIC
- * KVM otherwise takes a fault that must wait for the pager as a halt-based
- * async page fault: the vCPU "halts" at the faulting instruction and takes
- * interrupts there, and in the emulated host 3 restores of 8 then saw a
- * timer interrupt delivered a second time on its handler's first
- * instruction (kernel GS, a panic). With HLT in the guest KVM does none.
- */
-void vm_pc_hlt_in_guest(struct vm *vm);
 /* Raise (1) or lower (0) ISA interrupt line irq of a PC guest. 0 or -errno. */
 int vm_irq_line(struct vm *vm, unsigned irq, int level);
 

@@ -75,11 +75,6 @@ void vm_set_pc(struct vm *vm, const struct vm_pc_entry *e)
 	vm->pc_entry = *e;
 }
 
-void vm_pc_hlt_in_guest(struct vm *vm)
-{
-	vm->pc_hlt_in_guest = 1;
-}
-
 int vm_is_pc(const struct vm *vm)
 {
 	return vm->pc;
@@ -98,8 +93,6 @@ int vm_irq_line(struct vm *vm, unsigned irq, int level)
 static int create_pc(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
-	struct kvm_enable_cap hlt = { .cap = KVM_CAP_X86_DISABLE_EXITS,
-				      .args = { KVM_X86_DISABLE_EXITS_HLT } };
 	int r = 0;
 	const char *what = "KVM_SET_TSS_ADDR";
 
@@ -108,10 +101,6 @@ static int create_pc(struct vm *vm, char *err, size_t errlen)
 	if (!r && (what = "KVM_CREATE_IRQCHIP", ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0)))
 		r = -errno;
 	if (!r && (what = "KVM_CREATE_PIT2", ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit)))
-		r = -errno;
-	if (!r && vm->pc_hlt_in_guest &&
-	    (what = "KVM_ENABLE_CAP KVM_CAP_X86_DISABLE_EXITS (HLT)",
-	     ioctl(vm->vm_fd, KVM_ENABLE_CAP, &hlt)))
 		r = -errno;
 	if (r)
 		snprintf(err, errlen, "KVM: %s (a Linux guest's PC platform): %s", what,

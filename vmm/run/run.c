@@ -352,7 +352,6 @@ static int setup(struct run *r)
 		/* A Linux guest's snapshot: its kernel and initrd, checked against it. */
 		if (read_guest(r) || run_linux_check_restore(r))
 			return -1;
-		run_restore_pc_paging(r);
 		timeline_mark(r->tl, PHASE_IMAGE_READ);
 	} else if (r->restored) {
 		run_restore_image(r);

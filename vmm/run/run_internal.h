@@ -68,8 +68,6 @@ static inline int setup_fail(struct run *r, enum run_end end, const char *fmt, .
 /* The devices' host: the guest asks for a snapshot (vCPU thread). */
 uint32_t run_on_snapshot(void *cookie, unsigned vcpu, const struct mvm_hc_snapshot *a,
 			 uint64_t result_gpa, int *stop);
-/* --restore of a Linux guest paged by userfaultfd: HLT in the guest (before the vCPUs). */
-void run_restore_pc_paging(struct run *r);
 /* --restore: the VM is the snapshot's guest (no image is read). */
 void run_restore_image(struct run *r);
 /* --snapshot: the image can ask and the directory can be written. 0, or -1 (setup_fail). */

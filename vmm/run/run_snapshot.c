@@ -49,22 +49,6 @@ void run_restore_image(struct run *r)
 }
 
 /*
- * --restore of a Linux guest in a mode userfaultfd pages: HLT stays in the
- * guest (vm_pc_hlt_in_guest says why), said unless -q. Before the vCPUs.
- */
-void run_restore_pc_paging(struct run *r)
-{
-	const struct restore_mode *m = r->cfg->restore_mode;
-
-	if (!r->lx || !(m->needs & (RESTORE_NEEDS_UFFD | RESTORE_NEEDS_UFFD_MINOR)))
-		return;
-	vm_pc_hlt_in_guest(r->vm);
-	if (!r->cfg->quiet)
-		printf("restore: mode %s pages a Linux guest by userfaultfd: its vCPUs' HLT stays in the guest (KVM_X86_DISABLE_EXITS_HLT: no halt-based async page faults)\n",
-		       m->name);
-}
-
-/*
  * --snapshot: the image can ask (ABI 5; a Linux guest's programs are built
  * against this minivmm's header), and the directory can be written, before KVM.
  */
