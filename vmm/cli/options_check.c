@@ -175,7 +175,9 @@ int options_check(struct config *cfg)
 	}
 	if (check_snapshot(cfg, msg, sizeof(msg)))
 		return bad("%s", msg);
-	if ((cfg->vm.initrd_path || cfg->vm.cmdline || cfg->vm.kernel_anyway) &&
+	/* A --restore may be of a Linux guest: --kernel-anyway applies to it (main.c). */
+	if ((cfg->vm.initrd_path || cfg->vm.cmdline ||
+	     (cfg->vm.kernel_anyway && !cfg->restore_dir)) &&
 	    !cfg->vm.kernel_path)
 		return bad("--%s is about a Linux guest: add --kernel FILE",
 			   cfg->vm.initrd_path ? "initrd"
