@@ -948,8 +948,8 @@ static const struct opt {
 	  0,
 	  no_argument,
 	  NULL,
-	  { "--kernel on PVM, where guest kernel code is emulated",
-	    "(Debian's kernel stops in its decompressor): try anyway" },
+	  { "--kernel on PVM, where guest kernel code is emulated (Debian's kernel",
+	    "stops in its decompressor), or a Linux guest's restore by userfaultfd: try anyway" },
 	  NULL,
 	  NULL,
 	  flag_kernel_anyway },
@@ -1255,6 +1255,10 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		return bad(
 			"--kernel %s boots a Linux guest, and '%s' would be a minivmm guest image too: give one (the Linux workload's arguments go after --)",
 			cfg->vm.kernel_path, cfg->vm.guest_path);
+	if (cfg->vm.kernel_path && cfg->restore_dir && optind < argc)
+		return bad(
+			"--restore %s takes no guest arguments: the snapshot holds the Linux guest's (--kernel and --initrd name the files it booted, checked against it)",
+			cfg->restore_dir);
 	if (cfg->vm.kernel_path) {
 		/* The guest is the kernel's file: what names a guest names it. */
 		cfg->vm.guest_path = cfg->vm.kernel_path;

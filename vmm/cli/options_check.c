@@ -84,8 +84,6 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		other = "--snapshot-continue is about --snapshot: add --snapshot DIR";
 	else if (cfg->restore_mode && !cfg->restore_dir)
 		other = "--restore-mode is about --restore: add --restore DIR";
-	else if ((cfg->snapshot_dir || cfg->restore_dir) && cfg->vm.kernel_path)
-		other = "--snapshot and --restore save and run the minivmm guest; a Linux guest's (--kernel) is not built";
 	else if (cfg->snapshot_dir && cfg->restore_dir)
 		other = "--snapshot of a restored guest is not built: restore, or snapshot, one at a time";
 	else if (cfg->snapshot_dir && (cfg->compare || cfg->repeat > 1))
@@ -177,7 +175,9 @@ int options_check(struct config *cfg)
 	}
 	if (check_snapshot(cfg, msg, sizeof(msg)))
 		return bad("%s", msg);
-	if ((cfg->vm.initrd_path || cfg->vm.cmdline || cfg->vm.kernel_anyway) &&
+	/* A --restore may be of a Linux guest: --kernel-anyway applies to it (main.c). */
+	if ((cfg->vm.initrd_path || cfg->vm.cmdline ||
+	     (cfg->vm.kernel_anyway && !cfg->restore_dir)) &&
 	    !cfg->vm.kernel_path)
 		return bad("--%s is about a Linux guest: add --kernel FILE",
 			   cfg->vm.initrd_path ? "initrd"

@@ -59,6 +59,9 @@ struct vm {
 		int xsave, xcrs; /* KVM_CHECK_EXTENSION's, asked before any filter */
 		uint32_t nmsrs;
 		uint32_t msrs[VCPU_MSRS_MAX]; /* KVM_GET_MSR_INDEX_LIST's */
+		/* A PC guest: its platform, read by vCPU 0's thread at its pause point. */
+		struct vm_pc_state *pc;
+		int pc_ok;
 	} snap;
 	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
 	cpu_set_t cpus;

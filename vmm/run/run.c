@@ -370,7 +370,12 @@ static int setup(struct run *r)
 	int e;
 
 	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
-	if (r->restored) {
+	if (r->restored && cfg->kernel_path) {
+		/* A Linux guest's snapshot: its kernel and initrd, checked against it. */
+		if (read_guest(r) || run_linux_check_restore(r))
+			return -1;
+		timeline_mark(r->tl, PHASE_IMAGE_READ);
+	} else if (r->restored) {
 		run_restore_image(r);
 	} else {
 		if (check_guest_args(r) || read_guest(r))
@@ -767,7 +772,10 @@ void run_report(struct run *r, int status, int timeline)
 		       init = timeline_time(r->tl, PHASE_INIT_START);
 		char a[FMT_BYTES], b[FMT_BYTES];
 
-		if (init > 0)
+		if (r->restored)
+			printf("linux guest %s: restored from %s (its /init had started before the snapshot)\n",
+			       r->lx->k.release, r->cfg->restore->dir);
+		else if (init > 0)
 			printf("linux guest %s: time to init %s (the kernel's boot, guest_entry to init_start: %s)\n",
 			       r->lx->k.release, fmt_duration(a, init - exec),
 			       fmt_duration(b, init - entry));
