@@ -43,13 +43,13 @@ run results-to-stdout sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hell
 rc_zero results-to-stdout
 run results-to-fd1-pipe sh -c "$MINIVMM -q --mem 64M -o /dev/fd/1 --trace /proc/self/fd/2 $GUEST -- hello 2>/dev/null | jq -en 'input | .exit.status == 0'"
 rc_zero results-to-fd1-pipe
-echo '{"before": 1}' >"$OUT/stdout-file.json"
-run results-to-stdout-file sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello >>'$OUT/stdout-file.json'"
+echo '{"before": 1}' >"$OUT/stdout-file.jsonl"
+run results-to-stdout-file sh -c "$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello >>'$OUT/stdout-file.jsonl'"
 rc_zero results-to-stdout-file
-if jq -es 'length == 2 and .[0].before == 1 and .[1].exit.status == 0' "$OUT/stdout-file.json" >/dev/null 2>&1; then
+if jq -es 'length == 2 and .[0].before == 1 and .[1].exit.status == 0' "$OUT/stdout-file.jsonl" >/dev/null 2>&1; then
 	pass results-to-stdout-file-appended
 else
-	fail results-to-stdout-file-appended "not the line before, then the results: $(head -c 300 "$OUT/stdout-file.json")"
+	fail results-to-stdout-file-appended "not the line before, then the results: $(head -c 300 "$OUT/stdout-file.jsonl")"
 fi
 run results-to-stdout-pty sh -c "script -qec '$MINIVMM -q --mem 64M -o /dev/stdout $GUEST -- hello 2>$OUT/pty.err' /dev/null </dev/null | tr -d '\\r' | jq -en 'input | .exit.status == 0'"
 rc_zero results-to-stdout-pty
