@@ -124,8 +124,8 @@ static int build_restore_modes(struct experiment *x)
 		x->mode_cfg[m] = *cfg;
 		x->mode_cfg[m].restore_mode = rm;
 		x->label[m] = rm->name;
-		snprintf(path, sizeof(path), "%s/%s", cfg->restore_dir, SNAP_TOUCH_FILE);
-		if (rm->prepare == restore_replay && access(path, F_OK) &&
+		if (rm->prepare == restore_replay &&
+		    !snap_recording(cfg->restore_dir, path, sizeof(path)) &&
 		    !x->recording) {
 			x->recording = 1;
 			snprintf(x->record_path, sizeof(x->record_path), "%s", path);

@@ -45,12 +45,11 @@ int restore_background_resumed(struct restore_ctx *ctx)
 	return paging_fill(*ctx->paging, &plan, 0, ctx->err, ctx->errlen);
 }
 
-/* replay's recording in the snapshot directory: path, and whether anything is there (a link too). */
-static int recording(const struct restore_ctx *ctx, char *path, size_t len)
+int snap_recording(const char *dir, char *path, size_t len)
 {
 	struct stat st;
 
-	snprintf(path, len, "%s/%s", ctx->dir, SNAP_TOUCH_FILE);
+	snprintf(path, len, "%s/%s", dir, SNAP_TOUCH_FILE);
 	return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
@@ -97,7 +96,7 @@ int restore_replay(struct restore_ctx *ctx)
 	char path[PATH_MAX], why[768];
 	int r;
 
-	if (!recording(ctx, path, sizeof(path))) {
+	if (!snap_recording(ctx->dir, path, sizeof(path))) {
 		if (!ctx->quiet)
 			printf("restore: replay: no recording in %s yet: this run is a uffd restore that records its first touches to %s (the next replay fetches them first)\n",
 			       ctx->dir, path);

@@ -378,6 +378,11 @@ int restore_private(struct restore_ctx *ctx); /* map the file MAP_PRIVATE over R
  * recording in the snapshot directory as SNAP_TOUCH_FILE.
  */
 #define SNAP_TOUCH_FILE "touch-order"
+/*
+ * replay's recording in the snapshot directory dir: its path in path, and
+ * whether anything is there (a link too: restore_replay then refuses it).
+ */
+int snap_recording(const char *dir, char *path, size_t len);
 int restore_uffd(struct restore_ctx *ctx); /* each first touch from the file */
 int restore_background_resumed(struct restore_ctx *ctx); /* fillers beside the guest */
 int restore_replay(struct restore_ctx *ctx);   /* the recorded working set first */
