@@ -157,6 +157,10 @@ int main(int argc, char **argv)
 		return check_touch(&cfg);
 	if (cfg.restore_dir && (status = load_restore(&cfg)))
 		return status;
+	/* A clone of --clones in uffd mode: its faults go to the parent's handler, unless each has its own. */
+	if (cfg.clone_hold_fd >= 0 && !cfg.clone_handler_own && cfg.restore_mode &&
+	    !strcmp(cfg.restore_mode->name, "uffd"))
+		cfg.vm.uffd_external_fd = cfg.clone_hold_fd;
 	/*
 	 * stdout gets a buffer of its own now, line-buffered whatever it is: a
 	 * buffer glibc allocates lazily probes the stream on the first write
@@ -175,6 +179,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (env_start(argc, argv, &env))
 		fprintf(stderr, "minivmm: out of memory for the environment record\n");
+	if (cfg.clones) {
+		status = clones_main(&cfg, env, &o);
+		outputs_discard(&o);
+		env_free(env);
+		return status;
+	}
 	status = experiment_main(&cfg, env, &o);
 	outputs_discard(&o); /* anything not committed (the experiment could not start) */
 	env_free(env);

@@ -102,6 +102,16 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		 (cfg->vm.eager != EAGER_NONE || cfg->vm.numa || cfg->vm.mem_path ||
 		  cfg->vm.reservoir || cfg->vm.raw))
 		other = "--restore sets guest RAM from the snapshot: not with --eager, --numa, --mem-path, --reservoir or --raw";
+	else if (cfg->clones && !cfg->restore_dir)
+		other = "--clones restores one snapshot in N processes at once: add --restore DIR";
+	else if (cfg->clones && (cfg->compare || cfg->repeat > 1 || cfg->warmup))
+		other = "--clones is one burst of restores in one mode: not with --compare, --repeat or --warmup (run it again per mode, as bench/clones does)";
+	else if (cfg->clones && cfg->trace_path)
+		other = "--clones: each clone would write the same --trace file; leave it out";
+	else if (cfg->clone_handler_given && !cfg->clones && cfg->clone_hold_fd < 0)
+		other = "--clone-handler is about --clones: add --clones N";
+	else if (cfg->clone_hold_fd >= 0 && (cfg->clones || !cfg->restore_dir))
+		other = "--clone-hold is --clones' own channel to each clone it starts";
 	if (other)
 		snprintf(msg, len, "%s", other);
 	return other != NULL;

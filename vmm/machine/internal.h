@@ -243,7 +243,8 @@ void order_done(struct order_plan *p, uint64_t gpa, uint64_t len, uint64_t t_ns)
  * stats or output fds than slots) get SANDBOX_NO_FD.
  */
 #define SANDBOX_MAX_STATS 32 /* KVM stats fds: the VM's and 31 vCPUs' */
-#define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
+#define SANDBOX_MAX_OUT \
+	4 /* the main thread's output fds (run.c: 2 + 2; a clone: 1 + 2 + 1) */
 #define SANDBOX_MAX_DIRS \
 	3 /* their directories: the results', the trace's, the record's */
 #define SANDBOX_MAX_FILL_UFFDS 16 /* SANDBOX_FILL: the handlers' uffds (one per thread) */

@@ -185,12 +185,13 @@ struct vm_config {
 	unsigned uffd_threads;	   /* --uffd-threads (0 until options_parse sets it) */
 	unsigned uffd_delay_us;	   /* --uffd-delay-us */
 	const char *record_touch_path; /* --record-touch FILE */
-	int numa;		       /* --numa: guest RAM in one range per host node */
-	int numa_auto;		       /* --numa or --numa=auto: the host's nodes */
-	cpu_set_t numa_nodes;	       /* --numa=LIST: these host nodes, in id order */
-	const char *numa_arg;	       /* as given: "auto", "0,1" */
-	unsigned numa_policy;	       /* enum numa_policy: --numa-policy (NUMA_BIND) */
-	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
+	int uffd_external_fd; /* > 0: a restore's faults go to --clones' shared handler there */
+	int numa;	      /* --numa: guest RAM in one range per host node */
+	int numa_auto;	      /* --numa or --numa=auto: the host's nodes */
+	cpu_set_t numa_nodes;	   /* --numa=LIST: these host nodes, in id order */
+	const char *numa_arg;	   /* as given: "auto", "0,1" */
+	unsigned numa_policy;	   /* enum numa_policy: --numa-policy (NUMA_BIND) */
+	enum eager_strategy eager; /* EAGER_NONE unless --eager */
 	unsigned
 		eager_threads; /* 0: the vCPU threads do it (background: the idle CPUs') */
 	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
