@@ -45,13 +45,15 @@ for m in copy private; do
 done
 # uffd: the parent's one handler thread serves every clone from one mapping of the file;
 # then each clone its own handlers. The same faults either way: every page the guest touches.
-for h in shared own; do
-	expect clones-uffd-$h 0 '' '' -- \
-		$MINIVMM --restore "$CLD/S" --restore-mode uffd --clones $N --clone-handler $h -o "$CL/clones-uffd-$h.json"
-	clones_ok clones-uffd-$h uffd
-	jq_true clones-uffd-$h-faults "$CL/clones-uffd-$h.json" \
-		'.clones.handler == "'$h'" and ([.clones.per_clone[].handler_faults] | unique | length) == 1
-		 and .clones.per_clone[0].handler_faults > 0 and .clones.handler_faults == '$N' * .clones.per_clone[0].handler_faults'
+for h in shared shared:2 own; do
+	t=${h/:/-}
+	expect clones-uffd-$t 0 '' '' -- \
+		$MINIVMM --restore "$CLD/S" --restore-mode uffd --clones $N --clone-handler $h -o "$CL/clones-uffd-$t.json"
+	clones_ok clones-uffd-$t uffd
+	jq_true clones-uffd-$t-faults "$CL/clones-uffd-$t.json" \
+		'.clones.handler == "'${h%:*}'" and ([.clones.per_clone[].handler_faults] | unique | length) == 1
+		 and .clones.per_clone[0].handler_faults > 0 and .clones.handler_faults == '$N' * .clones.per_clone[0].handler_faults
+		 and (.clones.handler_threads // 0) == '$(case $h in shared) echo $N ;; shared:2) echo 2 ;; *) echo 0 ;; esac)
 done
 a=$(jq .clones.handler_faults "$CL/clones-uffd-shared.json" 2>/dev/null) b=$(jq .clones.handler_faults "$CL/clones-uffd-own.json" 2>/dev/null)
 [ -n "$a" ] && [ "$a" = "$b" ] && pass clones-uffd-shared-equals-own || fail clones-uffd-shared-equals-own "shared $a, own $b faults"
@@ -64,6 +66,8 @@ expect clones-compare 2 '--clones is one burst of restores in one mode' '' -- \
 	$MINIVMM --restore "$CLD/S" --clones 2 --compare=copy,private
 expect clones-handler-alone 2 '--clone-handler is about --clones' '' -- \
 	$MINIVMM --restore "$CLD/S" --clone-handler own
+expect clones-handler-bad 2 "--clone-handler shared:THREADS: '0' is not a number from 1 to 64" '' -- \
+	$MINIVMM --restore "$CLD/S" --clones 2 --clone-handler shared:0
 expect clones-too-many 3 '--clones 256: --restore-mode populate holds about [0-9]+ MiB per clone .* at most [0-9]+ clones? fits?; nothing was started' '' -- \
 	$MINIVMM --restore "$CLD/S" --restore-mode populate --clones 256 -o "$CL/too-many.json"
 [ ! -e "$CL/too-many.clones" ] && [ ! -e "$CL/too-many.json" ] && pass clones-too-many-nothing-ran ||

@@ -5,7 +5,8 @@
 # clock moved forward across the snapshot, /init powers off with flat's status;
 # the modes userfaultfd pages are refused (exit 3) unless --kernel-anyway. An SMP guest too; what does not fit the snapshot (another
 # kernel, initrd or command line, fewer vCPUs, --kernel for a minivmm guest's)
-# is refused with one message. Sourced by tests/run; needs make linux-guest.
+# is refused with one message. Two clones restore it at once (--clones 2).
+# Sourced by tests/run; needs make linux-guest.
 LS=$OUT/linux-snapshot
 rm -rf "$LS"
 mkdir -p "$LS"
@@ -73,6 +74,17 @@ else
 		pass lsnap-uffd-anyway-accepted
 		echo "   (uffd with --kernel-anyway: exit $(cat "$OUT/lsnap-uffd-anyway.rc"))"
 	fi
+	# Two clones of the Linux snapshot at once (--clones, tier clones for the rest): each
+	# resumes the kernel, runs the passes after the snapshot, and its checksum matches.
+	expect lsnap-clones-private 0 '' '^first useful work .*, of 2 clones: p50 ' -- \
+		$MINIVMM $T --restore "$LSD/S1" --restore-mode private --clones 2 -o "$LS/clones.json"
+	n=0
+	for k in 0 1; do
+		grep -qE '^flat: memory checksum (0x[0-9a-f]+) before the snapshot, \1 after the restore: match$' \
+			"$LS/clones.clones/clone-$k.log" && n=$((n + 1))
+	done
+	[ $n = 2 ] && pass lsnap-clones-checksums || fail lsnap-clones-checksums "$n of 2 clones' logs say match"
+	jq_true lsnap-clones-results "$LS/clones.json" '.clones.finished == 2 and .exit.status == 0'
 	# The restored run says so, not that /init never started.
 	grep -q '^linux guest .*: restored from ' "$OUT/lsnap-restore-copy.out" && pass lsnap-restored-line ||
 		fail lsnap-restored-line "$(grep '^linux guest' "$OUT/lsnap-restore-copy.out")"

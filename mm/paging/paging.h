@@ -183,12 +183,13 @@ int uffd_set_external(struct uffd_pager *p, int sock, char *err, size_t errlen);
 #define UFFD_SERVE_MAX	 16 /* slices of one process */
 struct uffd_server;
 /*
- * A handler thread resolving MISSING faults of other processes' uffds by
- * UFFDIO_COPY from src (this process's mapping of the memory file, bytes
- * long: one copy for all). 0 or -errno.
+ * threads handler threads (owner o's uffds on thread o % threads)
+ * resolving MISSING faults of other processes' uffds by UFFDIO_COPY from
+ * src (this process's mapping of the memory file, bytes long: one copy for
+ * all). 0 or -errno.
  */
 int uffd_server_start(const void *src, uint64_t bytes, uint64_t page, unsigned owners,
-		      struct uffd_server **out);
+		      unsigned threads, struct uffd_server **out);
 /*
  * Serve for owner (0 .. owners) the uffds uffd_set_external sent: msg its
  * text (from UFFD_SERVE_HELLO to its "end" line), fds[0 .. nfds) the

@@ -10,7 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define SERVE_MAX_FDS 4096
+#define SERVE_MAX_FDS 1024 /* uffds per handler thread */
 #define MSGS_PER_READ 16
 #define MAX_EAGAIN    1000
 
@@ -20,32 +20,40 @@ struct served {
 	uint64_t hva, gpa, bytes;
 };
 
-struct uffd_server {
-	const uint8_t *src;
-	uint64_t bytes, page;
-	unsigned owners;
+/* One handler thread: the uffds of the owners o with o % threads == its index. */
+struct server_worker {
+	struct uffd_server *s;
 	int wake; /* eventfd: a slice added, or stop */
-	int stop;
 	pthread_t tid;
-	pthread_mutex_t lock;		   /* new[] and the counts' readers */
+	int started;
+	pthread_mutex_t lock;		   /* add[] */
 	struct served live[SERVE_MAX_FDS]; /* the thread's own */
 	unsigned nlive;
 	struct served add[SERVE_MAX_FDS]; /* handed over under lock */
 	unsigned nadd;
-	uint64_t *faults; /* per owner, written by the thread (atomics) */
 };
 
-static void drop(struct uffd_server *s, unsigned i)
+struct uffd_server {
+	const uint8_t *src;
+	uint64_t bytes, page;
+	unsigned owners, nworkers;
+	int stop;
+	struct server_worker *w;
+	uint64_t *faults; /* per owner, written by its worker (atomics) */
+};
+
+static void drop(struct server_worker *w, unsigned i)
 {
-	close(s->live[i].uffd);
-	s->live[i] = s->live[--s->nlive];
+	close(w->live[i].uffd);
+	w->live[i] = w->live[--w->nlive];
 }
 
 /* Resolve what uffd i has pending: 0, or -1 when it is to be dropped (its process is gone). */
-static int serve(struct uffd_server *s, unsigned i)
+static int serve(struct server_worker *w, unsigned i)
 {
 	struct uffd_msg msg[MSGS_PER_READ];
-	struct served *d = &s->live[i];
+	struct uffd_server *s = w->s;
+	struct served *d = &w->live[i];
 
 	for (;;) {
 		ssize_t got = read(d->uffd, msg, sizeof(msg));
@@ -76,9 +84,10 @@ static int serve(struct uffd_server *s, unsigned i)
 					       &c); /* its mm changing */
 			if (r == -EEXIST) {
 				/* Another fault of the same page resolved it: wake the waiter. */
-				struct uffdio_range w = { .start = addr, .len = s->page };
+				struct uffdio_range rg = { .start = addr,
+							   .len = s->page };
 
-				uffd_ioctl(d->uffd, UFFDIO_WAKE, &w);
+				uffd_ioctl(d->uffd, UFFDIO_WAKE, &rg);
 			} else if (r) {
 				return -1; /* ESRCH: its process is gone */
 			}
@@ -89,42 +98,52 @@ static int serve(struct uffd_server *s, unsigned i)
 
 static void *server_thread(void *arg)
 {
-	struct uffd_server *s = arg;
+	struct server_worker *w = arg;
+	struct uffd_server *s = w->s;
 	struct pollfd *p = calloc(SERVE_MAX_FDS + 1, sizeof(*p));
 
 	while (p) {
 		uint64_t v;
 
-		pthread_mutex_lock(&s->lock);
-		for (unsigned i = 0; i < s->nadd && s->nlive < SERVE_MAX_FDS; i++)
-			s->live[s->nlive++] = s->add[i];
-		s->nadd = 0;
-		pthread_mutex_unlock(&s->lock);
+		pthread_mutex_lock(&w->lock);
+		for (unsigned i = 0; i < w->nadd && w->nlive < SERVE_MAX_FDS; i++)
+			w->live[w->nlive++] = w->add[i];
+		w->nadd = 0;
+		pthread_mutex_unlock(&w->lock);
 		if (__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
 			break;
-		p[0] = (struct pollfd){ .fd = s->wake, .events = POLLIN };
-		for (unsigned i = 0; i < s->nlive; i++)
-			p[i + 1] = (struct pollfd){ .fd = s->live[i].uffd,
+		p[0] = (struct pollfd){ .fd = w->wake, .events = POLLIN };
+		for (unsigned i = 0; i < w->nlive; i++)
+			p[i + 1] = (struct pollfd){ .fd = w->live[i].uffd,
 						    .events = POLLIN };
-		if (poll(p, s->nlive + 1, -1) < 0)
+		if (poll(p, w->nlive + 1, -1) < 0)
 			continue;
-		if (p[0].revents && read(s->wake, &v, sizeof(v)) < 0) {
+		if (p[0].revents && read(w->wake, &v, sizeof(v)) < 0) {
 			/* EAGAIN: read by an earlier round */
 		}
-		for (unsigned i = s->nlive; i-- > 0;)
+		for (unsigned i = w->nlive; i-- > 0;)
 			if (p[i + 1].revents &&
-			    (serve(s, i) || (p[i + 1].revents & (POLLERR | POLLHUP))))
-				drop(s, i);
+			    (serve(w, i) || (p[i + 1].revents & (POLLERR | POLLHUP))))
+				drop(w, i);
 	}
 	free(p);
 	return NULL;
 }
 
+static void wake(struct server_worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->wake, &one, sizeof(one)) != sizeof(one)) {
+		/* the counter is already non-zero: the thread wakes anyway */
+	}
+}
+
 int uffd_server_start(const void *src, uint64_t bytes, uint64_t page, unsigned owners,
-		      struct uffd_server **out)
+		      unsigned threads, struct uffd_server **out)
 {
 	struct uffd_server *s = calloc(1, sizeof(*s));
-	int r;
+	int r = 0;
 
 	*out = NULL;
 	if (!s)
@@ -132,30 +151,33 @@ int uffd_server_start(const void *src, uint64_t bytes, uint64_t page, unsigned o
 	*s = (struct uffd_server){
 		.src = src, .bytes = bytes, .page = page, .owners = owners
 	};
+	s->nworkers = threads ? threads : 1;
 	s->faults = calloc(owners ? owners : 1, sizeof(*s->faults));
-	s->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	pthread_mutex_init(&s->lock, NULL);
-	r = !s->faults ? -ENOMEM : s->wake < 0 ? -errno : 0;
-	if (!r)
-		r = -pthread_create(&s->tid, NULL, server_thread, s);
-	if (r) {
-		if (s->wake >= 0)
-			close(s->wake);
+	s->w = calloc(s->nworkers, sizeof(*s->w));
+	if (!s->faults || !s->w) {
 		free(s->faults);
+		free(s->w);
 		free(s);
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < s->nworkers; k++) {
+		struct server_worker *w = &s->w[k];
+
+		w->s = s;
+		pthread_mutex_init(&w->lock, NULL);
+		w->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		r = w->wake < 0 ? -errno
+				: -pthread_create(&w->tid, NULL, server_thread, w);
+		if (r)
+			break;
+		w->started = 1;
+	}
+	if (r) {
+		uffd_server_stop(s);
 		return r;
 	}
 	*out = s;
 	return 0;
-}
-
-static void wake(struct uffd_server *s)
-{
-	uint64_t one = 1;
-
-	if (write(s->wake, &one, sizeof(one)) != sizeof(one)) {
-		/* the counter is already non-zero: the thread wakes anyway */
-	}
 }
 
 int uffd_server_add(struct uffd_server *s, unsigned owner, const char *msg, size_t len,
@@ -163,6 +185,7 @@ int uffd_server_add(struct uffd_server *s, unsigned owner, const char *msg, size
 {
 	const char *end = memmem(msg, len, "\nend\n", 5), *at = msg;
 	struct served sl[UFFD_SERVE_MAX];
+	struct server_worker *w;
 	unsigned n = 0, k;
 	unsigned long long page;
 	int used;
@@ -183,15 +206,16 @@ int uffd_server_add(struct uffd_server *s, unsigned owner, const char *msg, size
 		/* The same file description as the clone's: nonblocking already, made sure. */
 		fcntl(fds[k], F_SETFL, fcntl(fds[k], F_GETFL) | O_NONBLOCK);
 	}
-	pthread_mutex_lock(&s->lock);
-	if (s->nadd + n > SERVE_MAX_FDS) {
-		pthread_mutex_unlock(&s->lock);
+	w = &s->w[owner % s->nworkers];
+	pthread_mutex_lock(&w->lock);
+	if (w->nadd + w->nlive + n > SERVE_MAX_FDS) {
+		pthread_mutex_unlock(&w->lock);
 		goto bad;
 	}
-	memcpy(s->add + s->nadd, sl, n * sizeof(*sl));
-	s->nadd += n;
-	pthread_mutex_unlock(&s->lock);
-	wake(s);
+	memcpy(w->add + w->nadd, sl, n * sizeof(*sl));
+	w->nadd += n;
+	pthread_mutex_unlock(&w->lock);
+	wake(w);
 	return (int)(end + 5 - msg);
 bad:
 	for (k = 0; k < nfds; k++)
@@ -210,14 +234,22 @@ void uffd_server_stop(struct uffd_server *s)
 	if (!s)
 		return;
 	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
-	wake(s);
-	pthread_join(s->tid, NULL);
-	for (unsigned i = 0; i < s->nlive; i++)
-		close(s->live[i].uffd);
-	for (unsigned i = 0; i < s->nadd; i++)
-		close(s->add[i].uffd);
-	close(s->wake);
-	pthread_mutex_destroy(&s->lock);
+	for (unsigned k = 0; k < s->nworkers; k++) {
+		struct server_worker *w = &s->w[k];
+
+		if (w->started) {
+			wake(w);
+			pthread_join(w->tid, NULL);
+		}
+		for (unsigned i = 0; i < w->nlive; i++)
+			close(w->live[i].uffd);
+		for (unsigned i = 0; i < w->nadd; i++)
+			close(w->add[i].uffd);
+		if (w->wake > 0)
+			close(w->wake);
+		pthread_mutex_destroy(&w->lock);
+	}
+	free(s->w);
 	free(s->faults);
 	free(s);
 }

@@ -93,6 +93,8 @@ struct config {
 	int clone_hold_fd; /* --clone-hold FD: a clone's channel to its parent, or -1 */
 	int clone_handler_own; /* --clone-handler own: each uffd clone its own handlers */
 	int clone_handler_given;
+	unsigned
+		clone_handler_threads; /* --clone-handler shared:T (0: one per clone, up to 64) */
 	/* argv[a, b) that gave --clones and -o (0, 0: none): left out of each clone's command line */
 	int argv_clones[2], argv_results[2];
 	int mem_given, vcpus_given, backing_given; /* on the command line */

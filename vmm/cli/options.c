@@ -355,9 +355,17 @@ static int set_clones(struct config *cfg, const char *arg)
 
 static int set_clone_handler(struct config *cfg, const char *arg)
 {
-	if (strcmp(arg, "shared") && strcmp(arg, "own"))
-		return bad("--clone-handler: '%s' is not shared or own", arg);
+	unsigned long n = 0;
+
+	if (!strncmp(arg, "shared:", 7) && (unsigned_arg(arg + 7, 64, &n) || n == 0))
+		return bad(
+			"--clone-handler shared:THREADS: '%s' is not a number from 1 to 64",
+			arg + 7);
+	if (strcmp(arg, "shared") && strcmp(arg, "own") && !n)
+		return bad("--clone-handler: '%s' is not shared, shared:THREADS or own",
+			   arg);
 	cfg->clone_handler_own = !strcmp(arg, "own");
+	cfg->clone_handler_threads = (unsigned)n;
 	cfg->clone_handler_given = 1;
 	return 0;
 }
@@ -857,10 +865,11 @@ static const struct opt {
 	{ "clone-handler",
 	  0,
 	  required_argument,
-	  "shared|own",
+	  "shared[:T]|own",
 	  { "--clones --restore-mode uffd: one handler process (this",
 	    "one) serves every clone's faults from one mapping of the",
-	    "memory file (shared, the default), or each clone its own" },
+	    "memory file (shared, the default: T threads, default one",
+	    "per clone up to 64), or each clone its own (own)" },
 	  set_clone_handler,
 	  NULL,
 	  NULL },
