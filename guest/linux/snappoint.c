@@ -5,11 +5,9 @@
 #include <time.h>
 
 #include "mvm.h"
+#include "mvm_checksum.h"
 
 #define PAGE	    4096UL
-#define WORDS	    (PAGE / sizeof(uint64_t))
-#define FNV_BASIS   0xcbf29ce484222325ULL
-#define FNV_PRIME   0x100000001b3ULL
 #define SIGN_FACTOR 0x9e3779b97f4a7c15ULL
 #define NS_PER_S    1e9
 
@@ -21,22 +19,9 @@ static double monotonic_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / NS_PER_S;
 }
 
-/*
- * Words 1 .. 511 of every page of [p, p + bytes), each hashed with its
- * place: the passes write byte 0 (0xfe), so the rest of a page is what the
- * snapshot must bring back as it was (the minivmm guest's guest/snapshot.c).
- */
-static uint64_t checksum(const volatile char *p, size_t bytes)
+static uint64_t checksum(const volatile char *p, uint64_t bytes)
 {
-	uint64_t h = FNV_BASIS;
-
-	for (size_t off = 0; off < bytes; off += PAGE) {
-		const volatile uint64_t *w = (const volatile uint64_t *)(p + off);
-
-		for (size_t i = 1; i < WORDS; i++)
-			h = (h ^ (w[i] + off + i)) * FNV_PRIME;
-	}
-	return h;
+	return mvm_pages_checksum(p, bytes);
 }
 
 uint32_t snappoint_take(struct snappoint *s, const char *name, volatile char *region,

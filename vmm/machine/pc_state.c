@@ -5,6 +5,16 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+/* The call that failed, with errno: -errno, and err says which. */
+static int failed(const char *what, char *err, size_t errlen)
+{
+	int e = -errno;
+
+	snprintf(err, errlen, "KVM: %s (the PC platform's state): %s", what,
+		 strerror(-e));
+	return e;
+}
+
 int vm_pc_state_get(struct vm *vm, struct vm_pc_state *s, char *err, size_t errlen)
 {
 	const char *what = NULL;
@@ -19,14 +29,7 @@ int vm_pc_state_get(struct vm *vm, struct vm_pc_state *s, char *err, size_t errl
 		what = "KVM_GET_PIT2";
 	if (!what && ioctl(vm->vm_fd, KVM_GET_CLOCK, &s->clock) < 0)
 		what = "KVM_GET_CLOCK";
-	if (what) {
-		int e = -errno;
-
-		snprintf(err, errlen, "KVM: %s (the PC platform's state): %s", what,
-			 strerror(-e));
-		return e;
-	}
-	return 0;
+	return what ? failed(what, err, errlen) : 0;
 }
 
 /*
@@ -54,12 +57,5 @@ int vm_pc_state_set(struct vm *vm, const struct vm_pc_state *s, char *err, size_
 		what = "KVM_SET_PIT2";
 	if (!what && ioctl(vm->vm_fd, KVM_SET_CLOCK, &clock) < 0)
 		what = "KVM_SET_CLOCK";
-	if (what) {
-		int e = -errno;
-
-		snprintf(err, errlen, "KVM: %s (the PC platform's state): %s", what,
-			 strerror(-e));
-		return e;
-	}
-	return 0;
+	return what ? failed(what, err, errlen) : 0;
 }
