@@ -228,10 +228,10 @@ $(LX)/bin/hello: guest/linux/hello.c guest/linux/workloads.c guest/linux/workloa
 	$(Q)$(CC) $(LX_CFLAGS) -o $@ $(filter %.c,$^)
 
 # One program on the host (bench/sweep-vs-host, bench/peers) and in the guest.
-build/bench/sweep-host: bench/sweep-host.c $(LX_CLIENT) $(FLAGS_STAMP)
+build/bench/sweep-host: bench/sweep-host.c guest/linux/snappoint.c guest/linux/snappoint.h $(LX_CLIENT) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(say) CC $<
-	$(Q)$(CC) $(LX_CFLAGS) -o $@ bench/sweep-host.c guest/linux/mvm.c
+	$(Q)$(CC) $(LX_CFLAGS) -o $@ bench/sweep-host.c guest/linux/snappoint.c guest/linux/mvm.c
 
 $(LX)/bin/sweep-host: build/bench/sweep-host
 	@mkdir -p $(dir $@)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "mvm.h"
+#include "snappoint.h"
 
 #define MIB	     (1UL << 20)
 #define PAGE	     4096UL
@@ -195,15 +196,23 @@ static void sweep(unsigned long max_mib, unsigned iterations, FILE *tsv)
 	}
 }
 
+#define SNAP_AFTER_NONE (~0UL)
+
 /*
  * The host side of the guest's `flat` workload: one mapping holding every
  * size back to back (1 + 2 + ... + max MiB), each size touched once per
  * iteration in the same order. Iteration 1 is the first touch; later ones
- * are warm passes over pages already present.
+ * are warm passes over pages already present. --snapshot-after N: after
+ * pass N the guest asks minivmm for a snapshot; a restored guest runs the
+ * rest (its first pass is its first useful work) and checks the mapping's
+ * checksum at the end. 0, or 1 when that checksum differs.
  */
-static void flat(unsigned long max_mib, unsigned iterations, FILE *tsv)
+static int flat(unsigned long max_mib, unsigned iterations, unsigned long snap_after,
+		FILE *tsv)
 {
+	struct snappoint sp = { 0 };
 	size_t total = 0;
+	unsigned useful_at = 1;
 	char *base;
 
 	for (size_t mb = 1; mb <= max_mib; mb *= 2)
@@ -215,9 +224,17 @@ static void flat(unsigned long max_mib, unsigned iterations, FILE *tsv)
 			strerror(errno));
 		exit(1);
 	}
-	for (unsigned i = 1; i <= iterations; i++) {
+	for (unsigned i = 1; i <= iterations + 1; i++) {
 		char *p = base;
 
+		if (i - 1 == snap_after && snappoint_take(&sp, "flat", base, total,
+							  i - 1) == MVM_SNAP_RESTORED) {
+			useful_at = i;
+			if (i > iterations)
+				mvm_mark(MVM_MARK_FIRST_USEFUL_WORK);
+		}
+		if (i > iterations)
+			break;
 		printf("Iteration %u (flat: one mapping, touch timed)\n\n", i);
 		printf("     time (seconds)\n");
 		printf(" MiB  touch\n");
@@ -238,18 +255,23 @@ static void flat(unsigned long max_mib, unsigned iterations, FILE *tsv)
 			p += mb * MIB;
 		}
 		printf("\n");
-		if (i == 1)
+		if (i == useful_at)
 			mvm_mark(
 				MVM_MARK_FIRST_USEFUL_WORK); /* every size touched once */
 	}
+	if (snappoint_check(&sp, "flat")) {
+		munmap(base, total);
+		return 1;
+	}
 	munmap(base, total);
+	return 0;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: sweep-host [--max-mib N] [--iterations N] [--flat] [--no-thp] "
-		"[--tsv FILE]\n"
+		"[--tsv FILE] [--snapshot-after N]\n"
 		"  OSv's mmap benchmark (1..N MiB, doubling; default 1024 MiB, 5 "
 		"iterations);\n"
 		"  --flat: the guest's flat workload; --no-thp: PR_SET_THP_DISABLE "
@@ -259,7 +281,9 @@ static void usage(FILE *f)
 		"  Run as `flat` (argv[0]) it is --flat. Under minivmm (the Linux guest's\n"
 		"  sweep and flat) it reports to the VMM too; its default size is then the\n"
 		"  largest free memory holds, and --progress-mib N is accepted (no frontier\n"
-		"  is sent: a mapping's pages are not physically in order).\n");
+		"  is sent: a mapping's pages are not physically in order). flat\n"
+		"  --snapshot-after N: after pass N it asks minivmm for a snapshot (--snapshot\n"
+		"  DIR) and checks its mapping's checksum at its end, restored or not.\n");
 }
 
 #define FREE_MARGIN_MIB	 16 /* what the kernel and this program need besides the sizes */
@@ -327,12 +351,15 @@ int main(int argc, char **argv)
 		{ "tsv", required_argument, NULL, 't' },
 		{ "progress-mib", required_argument, NULL, 'p' },
 		{ "parallel", no_argument, NULL, 'P' },
+		{ "snapshot-after", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	unsigned long max_mib = DEFAULT_MAX_MIB, iterations = 5, progress;
-	int is_flat = !strcmp(base, "flat"), max_given = 0, c, under = mvm_open();
+	unsigned long max_mib = DEFAULT_MAX_MIB, iterations = 5, progress,
+		      snap_after = SNAP_AFTER_NONE;
+	int status = 0, is_flat = !strcmp(base, "flat"), max_given = 0, c,
+	    under = mvm_open();
 	FILE *tsv = NULL, *con;
 	char *end;
 
@@ -389,6 +416,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 's': /* 0 too: before the first pass */
+			errno = 0;
+			snap_after = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || snap_after > 1000) {
+				fprintf(stderr,
+					"sweep-host: --snapshot-after: bad number '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'P':
 			fprintf(stderr,
 				"sweep-host: --parallel: the Linux guest's workloads measure on one CPU\n");
@@ -404,6 +441,13 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "sweep-host: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		return 2;
+	}
+	if (snap_after != SNAP_AFTER_NONE && (!is_flat || snap_after > iterations)) {
+		fprintf(stderr,
+			is_flat ? "sweep-host: --snapshot-after %lu is past its %lu iterations\n"
+				: "sweep-host: --snapshot-after is flat's (one mapping to check)\n",
+			snap_after, iterations);
 		return 2;
 	}
 	if (under && guest_sizes(&max_mib, max_given, is_flat))
@@ -424,7 +468,7 @@ int main(int argc, char **argv)
 	/* An empty batch: the VMM's counters for the first measurement start here. */
 	mvm_records(MVM_REC_SWEEP, NULL, 0, sizeof(struct mvm_rec_sweep));
 	if (is_flat)
-		flat(max_mib, (unsigned)iterations, tsv);
+		status = flat(max_mib, (unsigned)iterations, snap_after, tsv);
 	else
 		sweep(max_mib, (unsigned)iterations, tsv);
 	mvm_mark(MVM_MARK_WORKLOAD_END);
@@ -432,5 +476,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sweep-host: writing the TSV: %s\n", strerror(errno));
 		return 1;
 	}
-	return 0;
+	return status;
 }

@@ -166,6 +166,29 @@ static void uart_update_irq(struct console *c)
 	c->irq(c->irq_cookie, c->irq_num, level);
 }
 
+void console_uart_get(struct console *c, struct console_uart_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&c->lock);
+	memcpy(s->regs, c->com1_regs, sizeof(s->regs));
+	memcpy(s->dl, c->dl, sizeof(s->dl));
+	s->thri = (uint8_t)c->thri;
+	s->irq_level = (uint8_t)c->irq_level;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void console_uart_set(struct console *c, const struct console_uart_state *s)
+{
+	pthread_mutex_lock(&c->lock);
+	memcpy(c->com1_regs, s->regs, sizeof(c->com1_regs));
+	memcpy(c->dl, s->dl, sizeof(c->dl));
+	c->thri = s->thri != 0;
+	c->irq_level = s->irq_level != 0;
+	if (c->irq && c->irq_level)
+		c->irq(c->irq_cookie, c->irq_num, 1);
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* Loopback (MCR bit 4): the modem inputs are the outputs, as the 8250 wires them. */
 static uint8_t uart_msr(const struct console *c)
 {

@@ -84,6 +84,21 @@ void console_set_irq(struct console *c,
 		     void (*irq)(void *cookie, unsigned line, int level), void *cookie,
 		     unsigned line);
 struct console_counts console_counts(struct console *c);
+/* COM1's registers and interrupt state: what a snapshot of a Linux guest keeps. Fixed layout. */
+struct console_uart_state {
+	uint8_t regs[8];
+	uint8_t dl[2];	   /* the divisor latch */
+	uint8_t thri;	   /* a THR-empty interrupt is pending */
+	uint8_t irq_level; /* the line as last set */
+	uint32_t pad;
+};
+void console_uart_get(struct console *c, struct console_uart_state *s);
+/*
+ * Set them before the guest runs, after its interrupt controllers: a line
+ * saved high is raised again (KVM's IRQ line state is not in its
+ * irqchip's; the 8250 driver takes a spurious edge as nothing to do).
+ */
+void console_uart_set(struct console *c, const struct console_uart_state *s);
 /* The last (up to len) bytes the guest printed, quiet or not: how many were copied. */
 size_t console_tail(struct console *c, char *buf, size_t len);
 void console_free(struct console *c);
@@ -202,5 +217,14 @@ __attribute__((warn_unused_result)) int pc_devices_register(struct pc_devices *p
 							    struct io_bus *pio);
 /* A copy of the counts, under the devices' lock. */
 struct pc_counts pc_devices_counts(struct pc_devices *pc);
+/* What a snapshot keeps of them (the i8042 has no state). Fixed layout. */
+struct pc_devices_state {
+	uint8_t cmos_index;
+	uint8_t pad[7];
+	struct pc_counts
+		n; /* the boot timer's writes: /init started before the snapshot */
+};
+void pc_devices_get(struct pc_devices *pc, struct pc_devices_state *s);
+void pc_devices_set(struct pc_devices *pc, const struct pc_devices_state *s);
 
 #endif /* MINIVMM_DEVICES_H */

@@ -1,4 +1,4 @@
-/* A Linux guest's PC devices: the CMOS clock, the i8042's reset line, the boot timer. */
+/* A Linux guest's PC devices: the CMOS clock, the i8042's reset line, the boot timer; their saved state. */
 #include "devices.h"
 
 #include <string.h>
@@ -140,4 +140,21 @@ struct pc_counts pc_devices_counts(struct pc_devices *pc)
 	n = pc->n;
 	pthread_mutex_unlock(&pc->lock);
 	return n;
+}
+
+void pc_devices_get(struct pc_devices *pc, struct pc_devices_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&pc->lock);
+	s->cmos_index = pc->cmos_index;
+	s->n = pc->n;
+	pthread_mutex_unlock(&pc->lock);
+}
+
+void pc_devices_set(struct pc_devices *pc, const struct pc_devices_state *s)
+{
+	pthread_mutex_lock(&pc->lock);
+	pc->cmos_index = s->cmos_index & (uint8_t)~CMOS_NMI_MASK;
+	pc->n = s->n;
+	pthread_mutex_unlock(&pc->lock);
 }

@@ -1,10 +1,8 @@
 /* A workload's snapshot point: its memory's checksum, the snapshot call, and the check after a restore. */
 #include "guest.h"
+#include "mvm_checksum.h"
 
 #define PAGE	    4096UL
-#define WORDS	    (PAGE / sizeof(uint64_t))
-#define FNV_BASIS   0xcbf29ce484222325ULL
-#define FNV_PRIME   0x100000001b3ULL
 #define SIGN_FACTOR 0x9e3779b97f4a7c15ULL
 
 /* The snapshot this run took: what the restored (or continuing) guest checks. */
@@ -15,22 +13,9 @@ static struct {
 	uint32_t result; /* MVM_SNAP_* */
 } snap;
 
-/*
- * Words 1 .. 511 of every page of [p, p + bytes), each hashed with its
- * place: the passes write word 0 (flat 0xfe, perm its pass's value), so the
- * rest of a page is what the snapshot must bring back as it was.
- */
 static uint64_t checksum(const volatile char *p, uint64_t bytes)
 {
-	uint64_t h = FNV_BASIS;
-
-	for (uint64_t off = 0; off < bytes; off += PAGE) {
-		const volatile uint64_t *w = (const volatile uint64_t *)(p + off);
-
-		for (uint64_t i = 1; i < WORDS; i++)
-			h = (h ^ (w[i] + off + i)) * FNV_PRIME;
-	}
-	return h;
+	return mvm_pages_checksum(p, bytes);
 }
 
 int snapshot_plan(const struct ctx *c, uint64_t *after, uint64_t iterations)

@@ -189,6 +189,25 @@ void mvm_console(const char *buf, size_t len)
 	}
 }
 
+uint32_t mvm_snapshot(uint64_t checksum, uint64_t pass)
+{
+	volatile struct mvm_hc_snapshot *a = (volatile struct mvm_hc_snapshot *)mvm.page;
+	int cpu;
+
+	if (!mvm.on)
+		return MVM_SNAP_NONE;
+	cpu = sched_getcpu();
+	a->hdr.nr = MVM_HC_SNAPSHOT;
+	a->hdr.size = sizeof(struct mvm_hc_snapshot);
+	a->vcpu = cpu < 0 ? 0 : (uint32_t)cpu;
+	a->result = MVM_SNAP_NONE;
+	a->checksum = checksum;
+	a->pass = pass;
+	hypercall();
+	/* Written by minivmm before the OUT returned; after a restore, the saved page's. */
+	return a->result;
+}
+
 void mvm_exit(int status)
 {
 	struct mvm_hc_exit *a = (struct mvm_hc_exit *)mvm.page;

@@ -76,6 +76,15 @@ void mvm_console(const char *buf, size_t len); /* in pieces of the page's data a
 FILE *mvm_console_file(void);
 
 /*
+ * Ask minivmm to save the VM here (MVM_HC_SNAPSHOT): checksum is the
+ * workload's own of its memory, pass the passes done. Returns MVM_SNAP_*:
+ * RESTORED when this process runs on in a restored VM, TAKEN when the VM
+ * was saved and runs on (--snapshot-continue), NONE without --snapshot or
+ * minivmm, REFUSED for a second ask.
+ */
+uint32_t mvm_snapshot(uint64_t checksum, uint64_t pass);
+
+/*
  * Ends the VM with `status` (minivmm's exit status follows it); falls back
  * to the exit port, then returns only when neither ended the run.
  */

@@ -9,11 +9,13 @@ const struct lx_workload lx_workloads[] = {
 	  "      OSv's benchmark: mmap (demand, populate), touch, munmap of 1, 2, 4 ... MiB\n"
 	  "      (bench/sweep-host's program; default: the largest size free memory holds)" },
 	{ "flat", "/bin/sweep-host",
-	  "flat [--max-mib N] [--iterations N] [--no-thp] [--progress-mib N]\n"
+	  "flat [--max-mib N] [--iterations N] [--no-thp] [--progress-mib N] [--snapshot-after N]\n"
 	  "      sweep's sizes back to back in one mapping, touch timed: the first pass takes\n"
 	  "      the guest's faults and the hypervisor's first touch, later passes neither\n"
 	  "      (--progress-mib is accepted for the minivmm guest's command lines; no\n"
-	  "      frontier is sent: the pages of a Linux mapping are not physically in order)" },
+	  "      frontier is sent: the pages of a Linux mapping are not physically in order;\n"
+	  "      --snapshot-after N: minivmm --snapshot DIR saves the VM after pass N, and\n"
+	  "      minivmm --restore DIR runs the rest and checks the mapping's checksum)" },
 	{ "hello", "/bin/hello",
 	  "hello [--exit N]\n"
 	  "      what the kernel says: release, command line, CPUs, RAM, the arguments;\n"

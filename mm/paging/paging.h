@@ -168,6 +168,39 @@ int uffd_touches(const struct uffd_pager *p, struct uffd_touch **out, size_t *n)
  * file is shorter than RAM), -EOPNOTSUPP (MINOR on another file system).
  */
 int uffd_set_file(struct uffd_pager *p, int fd, char *err, size_t errlen);
+/*
+ * After uffd_open, before uffd_start: the faults are another process's to
+ * resolve (--clones' shared handler, uffd_serve.c). uffd_start registers
+ * the slices as ever, then sends their uffds over the connected Unix
+ * socket sock (one message: UFFD_SERVE_HELLO, then each slice's host
+ * address, guest address and length; the fds as SCM_RIGHTS) and starts no
+ * handler thread. MISSING mode only. 0 or -EINVAL with err set.
+ */
+int uffd_set_external(struct uffd_pager *p, int sock, char *err, size_t errlen);
+
+/* ---- uffd_serve.c: one handler process for the uffds of many (--clones) ---- */
+#define UFFD_SERVE_HELLO "uffd-slices"
+#define UFFD_SERVE_MAX	 16 /* slices of one process */
+struct uffd_server;
+/*
+ * threads handler threads (owner o's uffds on thread o % threads)
+ * resolving MISSING faults of other processes' uffds by UFFDIO_COPY from
+ * src (this process's mapping of the memory file, bytes long: one copy for
+ * all). 0 or -errno.
+ */
+int uffd_server_start(const void *src, uint64_t bytes, uint64_t page, unsigned owners,
+		      unsigned threads, struct uffd_server **out);
+/*
+ * Serve for owner (0 .. owners) the uffds uffd_set_external sent: msg its
+ * text (from UFFD_SERVE_HELLO to its "end" line), fds[0 .. nfds) the
+ * descriptors that came with it, taken (closed on failure too). Returns
+ * the bytes of msg it used, or -EINVAL for a message that is not one.
+ */
+int uffd_server_add(struct uffd_server *s, unsigned owner, const char *msg, size_t len,
+		    const int *fds, unsigned nfds);
+uint64_t uffd_server_faults(struct uffd_server *s, unsigned owner); /* resolved so far */
+void uffd_server_stop(
+	struct uffd_server *s); /* joins the thread, closes the uffds, frees */
 /* 0 if a MINOR restore can page from fd's file system, else -EOPNOTSUPP with err. */
 int uffd_minor_check(int fd, char *err, size_t errlen);
 uint64_t uffd_file_data_bytes(const struct uffd_pager *p); /* not holes */

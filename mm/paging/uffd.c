@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -224,6 +225,7 @@ int uffd_open(const struct mm_backend *b, uint64_t ram_bytes, int shared,
 	p->record = c->record;
 	p->resident_at_start = -1;
 	p->stop_fd = -1;
+	p->external = -1;
 	for (unsigned i = 0; i < p->nthreads; i++)
 		p->th[i].uffd = -1;
 	if (b->hugetlb_sysfs)
@@ -285,6 +287,62 @@ fail:
 
 /* --- starting and stopping ------------------------------------------------- */
 
+int uffd_set_external(struct uffd_pager *p, int sock, char *err, size_t errlen)
+{
+	if (p->mode != UFFD_MISSING || p->nthreads > UFFD_SERVE_MAX) {
+		snprintf(
+			err, errlen,
+			"a shared userfaultfd handler serves MISSING faults of at most %d slices",
+			UFFD_SERVE_MAX);
+		return -EINVAL;
+	}
+	p->external = sock;
+	return 0;
+}
+
+/* The registered slices' uffds to the handler process, in one message (uffd_serve.c reads it). */
+static int send_external(struct uffd_pager *p, char *err, size_t errlen)
+{
+	char text[128 + UFFD_SERVE_MAX * 64];
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * UFFD_SERVE_MAX)];
+		struct cmsghdr align;
+	} u = { 0 };
+	struct iovec iov = { text, 0 };
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = CMSG_SPACE(sizeof(int) * p->nthreads) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	size_t n = (size_t)snprintf(text, sizeof(text), "%s %u %llu\n", UFFD_SERVE_HELLO,
+				    p->nthreads, (unsigned long long)p->page);
+	ssize_t sent;
+
+	for (unsigned i = 0; i < p->nthreads; i++) {
+		const struct uffd_thread *t = &p->th[i];
+
+		n += (size_t)snprintf(
+			text + n, sizeof(text) - n, "%llx %llx %llx\n",
+			(unsigned long long)((uintptr_t)p->ram->hva + t->gpa),
+			(unsigned long long)t->gpa, (unsigned long long)t->bytes);
+		((int *)(void *)CMSG_DATA(c))[i] = t->uffd;
+	}
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "end\n");
+	iov.iov_len = n;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * p->nthreads);
+	do
+		sent = sendmsg(p->external, &m, MSG_NOSIGNAL);
+	while (sent < 0 && errno == EINTR);
+	if (sent == (ssize_t)n)
+		return 0;
+	snprintf(err, errlen,
+		 "--clones' shared userfaultfd handler: sending it the uffds: %s",
+		 sent < 0 ? strerror(errno) : "a short write");
+	return sent < 0 ? -errno : -EIO;
+}
+
 int uffd_start(struct uffd_pager *p, const struct guest_ram *ram,
 	       const struct uffd_hooks *h, char *err, size_t errlen)
 {
@@ -343,6 +401,12 @@ int uffd_start(struct uffd_pager *p, const struct guest_ram *ram,
 					: strerror(-r));
 			goto fail;
 		}
+	}
+	if (p->external >= 0) {
+		r = send_external(p, err, errlen);
+		if (r)
+			goto fail;
+		return 0;
 	}
 	for (unsigned i = 0; i < p->nthreads; i++) {
 		r = -pthread_create(&p->th[i].tid, NULL, uffd_handler, &p->th[i]);

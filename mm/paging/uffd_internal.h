@@ -91,6 +91,7 @@ struct uffd_pager {
 	int64_t resident_at_start;
 	double fill_s;
 	struct uffd_file *file; /* uffd_set_file: restoring from a memory file */
+	int external; /* uffd_set_external: the socket to the handler process, or -1 */
 };
 
 static inline int uffd_ioctl(int fd, unsigned long req, void *arg)

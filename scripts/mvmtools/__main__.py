@@ -13,12 +13,15 @@
                           bench/seed-three's table: the minivmm guest, the Linux guest
                           (- when it did not run; counts: its clock is not this run's)
                           and the host
+  clones SAMPLES CPUS PREFIX
+                          bench/clones' report from its samples.tsv (CPUS: the
+                          machine's), and its plot PREFIX.svg
 Every command exits 2 on a usage error and 1 on bad input, with one message.
 """
 import os
 import sys
 
-from . import design, results, seedthree, stats, sweeptable
+from . import clones, design, results, seedthree, stats, sweeptable
 from .numtext import jq_text
 
 PROG = "mvmtools"
@@ -95,6 +98,10 @@ def main(argv):
             linux = None if args[1] == "-" else seedthree.guest_cells(args[1])
             print(seedthree.render(seedthree.guest_cells(args[0]), linux, seedthree.host_cells(args[2]), args[4],
                                    args[3] == "timed"))
+        elif cmd == "clones":
+            if len(args) != 3:
+                return _usage("clones takes SAMPLES CPUS PREFIX")
+            print("\n".join(clones.report(args[0], _whole(args[1], "CPUS"), args[2])))
         else:
             return _usage("no command '%s'" % cmd)
     except ValueError as e:

@@ -247,6 +247,7 @@ void test_linux_args_round_trip(void)
 	for (int i = 0; i < argc; i++)
 		CHECK(!strcmp(args[i], argv[i]));
 	/* What cannot travel is refused. */
+	linux_boot_free(lb);
 	CHECK(linux_boot_read(lb, path, NULL, NULL, 1, (char *const[]){ "a\"b" },
 			      64ULL << 20, 1, err, sizeof(err)) == -EINVAL);
 	CHECK_STR_CONTAINS(err, "cannot carry a double quote");

@@ -175,6 +175,94 @@ void test_snapshot_format(void)
 	}
 }
 
+/*
+ * A Linux guest's state file: the config, one vCPU and its platform's five
+ * sections, the first `sections` of them (SNAP_SEC_LINUX first), one of
+ * them twice if `twice`, the PIT's `pit_bytes` long.
+ */
+static void build_pc(struct snap_buf *b, int sections, int twice, size_t pit_bytes)
+{
+	struct snap_header h = { .abi_version = MVM_ABI_VERSION,
+				 .ram_bytes = RAM,
+				 .page_bytes = 4096,
+				 .nvcpus = 1 };
+	struct snap_config c = { .mem_bytes = RAM, .vcpus = 1 };
+	static struct vcpu_state v;
+	static struct snap_linux lx = { .kernel_bytes = 12, .kernel = "vmlinuz" };
+	static struct kvm_irqchip chips[VM_PC_CHIPS];
+	static uint8_t pit[2 * sizeof(struct kvm_pit_state2)];
+	static struct kvm_clock_data clock = { .clock = 123456789 };
+	static struct snap_pc_devices pc = { .com1.regs = { [1] = 2 } };
+	const struct {
+		uint32_t type;
+		const void *p;
+		size_t bytes;
+	} sec[] = {
+		{ SNAP_SEC_LINUX, &lx, sizeof(lx) },
+		{ SNAP_SEC_IRQCHIP, chips, sizeof(chips) },
+		{ SNAP_SEC_PIT, pit, pit_bytes },
+		{ SNAP_SEC_CLOCK, &clock, sizeof(clock) },
+		{ SNAP_SEC_PC_DEVICES, &pc, sizeof(pc) },
+	};
+
+	snprintf(h.backing, sizeof(h.backing), "anon");
+	CHECK(snap_buf_init(b) == 0);
+	CHECK(snap_buf_section(b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0) == 0);
+	CHECK(snap_buf_section(b, SNAP_SEC_VCPU, &v, sizeof(v), NULL, 0) == 0);
+	for (int i = 0; i < sections; i++)
+		CHECK(snap_buf_section(b, sec[i].type, sec[i].p, sec[i].bytes, NULL, 0) ==
+		      0);
+	if (twice)
+		CHECK(snap_buf_section(b, SNAP_SEC_CLOCK, &clock, sizeof(clock), NULL,
+				       0) == 0);
+	snap_buf_finish(b, &h);
+}
+
+void test_snapshot_linux_sections(void)
+{
+	struct snap_buf b;
+	struct snap_view v;
+	char err[256];
+
+	build_pc(&b, 5, 0, sizeof(struct kvm_pit_state2));
+	CHECK(snap_parse(b.p, b.len, &v, err, sizeof(err)) == 0);
+	CHECK(v.lx && !strcmp(v.lx->kernel, "vmlinuz") && v.lx->kernel_bytes == 12);
+	CHECK(v.chips && v.pit && v.pcdev && v.pcdev->com1.regs[1] == 2);
+	CHECK(v.clock && v.clock->clock == 123456789);
+	snap_view_free(&v);
+	snap_buf_free(&b);
+	/* The minivmm guest's: none of them. */
+	build_pc(&b, 0, 0, sizeof(struct kvm_pit_state2));
+	CHECK(snap_parse(b.p, b.len, &v, err, sizeof(err)) == 0);
+	CHECK(!v.lx && !v.chips && !v.pit && !v.clock && !v.pcdev);
+	snap_view_free(&v);
+	snap_buf_free(&b);
+	/* All five or none; each once, of its size; the paths terminated. */
+	build_pc(&b, 4, 0, sizeof(struct kvm_pit_state2));
+	CHECK(parse(&b, b.len, "with 4 of its 5 platform sections") == -EINVAL);
+	snap_buf_free(&b);
+	build_pc(&b, 5, 1, sizeof(struct kvm_pit_state2));
+	CHECK(parse(&b, b.len, "a second or misshapen kvmclock section") == -EINVAL);
+	snap_buf_free(&b);
+	build_pc(&b, 5, 0, sizeof(struct kvm_pit_state2) + 8);
+	CHECK(parse(&b, b.len, "a second or misshapen PIT section") == -EINVAL);
+	snap_buf_free(&b);
+	build_pc(&b, 5, 0, sizeof(struct kvm_pit_state2));
+	{
+		/* The config, the vCPU, then the Linux section: its kernel path, unterminated. */
+		size_t at = sizeof(struct snap_header) + 2 * sizeof(struct snap_section) +
+			    sizeof(struct snap_config) + sizeof(struct vcpu_state) +
+			    sizeof(struct snap_section);
+		struct snap_linux *lx = (struct snap_linux *)(b.p + at);
+		struct snap_header h = *(struct snap_header *)b.p;
+
+		memset(lx->kernel, 'k', sizeof(lx->kernel));
+		snap_buf_finish(&b, &h);
+		CHECK(parse(&b, b.len, "paths or command line are misshapen") == -EINVAL);
+	}
+	snap_buf_free(&b);
+}
+
 void test_snapshot_memfile(void)
 {
 	char path[] = "/tmp/minivmm-memfile-XXXXXX", err[256];

@@ -89,6 +89,14 @@ struct config {
 	const char *restore_dir;      /* --restore DIR */
 	const struct restore_mode *restore_mode; /* --restore-mode (copy) */
 	struct snapshot *restore; /* --restore: loaded by main before the run */
+	unsigned clones;   /* --clones N: N processes restore it at once (0: not) */
+	int clone_hold_fd; /* --clone-hold FD: a clone's channel to its parent, or -1 */
+	int clone_handler_own; /* --clone-handler own: each uffd clone its own handlers */
+	int clone_handler_given;
+	unsigned
+		clone_handler_threads; /* --clone-handler shared:T (0: one per clone, up to 64) */
+	/* argv[a, b) that gave --clones and -o (0, 0: none): left out of each clone's command line */
+	int argv_clones[2], argv_results[2];
 	int mem_given, vcpus_given, backing_given; /* on the command line */
 	int argc; /* minivmm's own command line, for the environment record */
 	char **argv;
@@ -100,6 +108,7 @@ struct config {
  */
 int options_parse(int argc, char **argv, struct config *cfg);
 void options_usage(FILE *f); /* the --help text, built from the tables */
+#define CLONES_MAX 256	     /* --clones: processes of one burst */
 const char *options_default_guest(void);
 
 /* ---- suggest.c: what to type instead (pure) ------------------------------ */

@@ -341,6 +341,47 @@ static int set_repeat(struct config *cfg, const char *arg)
 	return 0;
 }
 
+static int set_clones(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, CLONES_MAX, &n) || n == 0)
+		return bad(
+			"--clones: '%s' is not a number from 1 to %d (the processes that restore the snapshot at once)",
+			arg, CLONES_MAX);
+	cfg->clones = (unsigned)n;
+	return 0;
+}
+
+static int set_clone_handler(struct config *cfg, const char *arg)
+{
+	unsigned long n = 0;
+
+	if (!strncmp(arg, "shared:", 7) && (unsigned_arg(arg + 7, 64, &n) || n == 0))
+		return bad(
+			"--clone-handler shared:THREADS: '%s' is not a number from 1 to 64",
+			arg + 7);
+	if (strcmp(arg, "shared") && strcmp(arg, "own") && !n)
+		return bad("--clone-handler: '%s' is not shared, shared:THREADS or own",
+			   arg);
+	cfg->clone_handler_own = !strcmp(arg, "own");
+	cfg->clone_handler_threads = (unsigned)n;
+	cfg->clone_handler_given = 1;
+	return 0;
+}
+
+static int set_clone_hold(struct config *cfg, const char *arg)
+{
+	unsigned long n;
+
+	if (unsigned_arg(arg, 1 << 20, &n) || n < 3)
+		return bad(
+			"--clone-hold: '%s' is not an open descriptor above 2 (it is --clones' own)",
+			arg);
+	cfg->clone_hold_fd = (int)n;
+	return 0;
+}
+
 static int set_warmup(struct config *cfg, const char *arg)
 {
 	unsigned long n;
@@ -810,6 +851,37 @@ static const struct opt {
 	  set_restore_mode,
 	  list_restore_modes,
 	  NULL },
+	{ "clones",
+	  0,
+	  required_argument,
+	  "N",
+	  { "--restore: N processes restore the snapshot at once, each",
+	    "a VM of its own; print each one's first useful work and",
+	    "restore latency, their p50/p95/max and the host memory",
+	    "they hold (summed Pss, the memory file's page cache)" },
+	  set_clones,
+	  NULL,
+	  NULL },
+	{ "clone-handler",
+	  0,
+	  required_argument,
+	  "shared[:T]|own",
+	  { "--clones --restore-mode uffd: one handler process (this",
+	    "one) serves every clone's faults from one mapping of the",
+	    "memory file (shared, the default: T threads, default one",
+	    "per clone up to 64), or each clone its own (own)" },
+	  set_clone_handler,
+	  NULL,
+	  NULL },
+	{ "clone-hold",
+	  0,
+	  required_argument,
+	  "FD",
+	  { "(--clones' own: a clone reports on FD and holds its",
+	    "memory until the parent has measured it)" },
+	  set_clone_hold,
+	  NULL,
+	  NULL },
 	{ "restore-cache",
 	  0,
 	  required_argument,
@@ -948,8 +1020,8 @@ static const struct opt {
 	  0,
 	  no_argument,
 	  NULL,
-	  { "--kernel on PVM, where guest kernel code is emulated",
-	    "(Debian's kernel stops in its decompressor): try anyway" },
+	  { "--kernel on PVM, where guest kernel code is emulated (Debian's kernel",
+	    "stops in its decompressor), or a Linux guest's restore by userfaultfd: try anyway" },
 	  NULL,
 	  NULL,
 	  flag_kernel_anyway },
@@ -1160,6 +1232,7 @@ int options_parse(int argc, char **argv, struct config *cfg)
 					.numa_policy = NUMA_POLICY_UNSET },
 				.repeat = 1,
 				.warmup = WARMUP_UNSET,
+				.clone_hold_fd = -1,
 				.argc = argc,
 				.argv = argv };
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
@@ -1227,6 +1300,17 @@ int options_parse(int argc, char **argv, struct config *cfg)
 			*o->flag(cfg) = 1;
 		else if (o->set(cfg, optarg))
 			return -EINVAL;
+		if (o->set == set_clones || o->short_name == 'o') {
+			int *w = o->set == set_clones ? cfg->argv_clones
+						      : cfg->argv_results;
+
+			/* "-qo FILE": one word with another option in it, which a clone needs. */
+			if (argv[at][0] == '-' && argv[at][1] != '-' &&
+			    argv[at][1] != 'o')
+				w[0] = w[1] = -1;
+			else
+				w[0] = at, w[1] = optind;
+		}
 	}
 	if (parse_compare(cfg))
 		return -EINVAL;
@@ -1255,6 +1339,10 @@ int options_parse(int argc, char **argv, struct config *cfg)
 		return bad(
 			"--kernel %s boots a Linux guest, and '%s' would be a minivmm guest image too: give one (the Linux workload's arguments go after --)",
 			cfg->vm.kernel_path, cfg->vm.guest_path);
+	if (cfg->vm.kernel_path && cfg->restore_dir && optind < argc)
+		return bad(
+			"--restore %s takes no guest arguments: the snapshot holds the Linux guest's (--kernel and --initrd name the files it booted, checked against it)",
+			cfg->restore_dir);
 	if (cfg->vm.kernel_path) {
 		/* The guest is the kernel's file: what names a guest names it. */
 		cfg->vm.guest_path = cfg->vm.kernel_path;

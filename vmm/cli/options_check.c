@@ -84,8 +84,6 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		other = "--snapshot-continue is about --snapshot: add --snapshot DIR";
 	else if (cfg->restore_mode && !cfg->restore_dir)
 		other = "--restore-mode is about --restore: add --restore DIR";
-	else if ((cfg->snapshot_dir || cfg->restore_dir) && cfg->vm.kernel_path)
-		other = "--snapshot and --restore save and run the minivmm guest; a Linux guest's (--kernel) is not built";
 	else if (cfg->snapshot_dir && cfg->restore_dir)
 		other = "--snapshot of a restored guest is not built: restore, or snapshot, one at a time";
 	else if (cfg->snapshot_dir && (cfg->compare || cfg->repeat > 1))
@@ -104,6 +102,16 @@ static int check_snapshot(const struct config *cfg, char *msg, size_t len)
 		 (cfg->vm.eager != EAGER_NONE || cfg->vm.numa || cfg->vm.mem_path ||
 		  cfg->vm.reservoir || cfg->vm.raw))
 		other = "--restore sets guest RAM from the snapshot: not with --eager, --numa, --mem-path, --reservoir or --raw";
+	else if (cfg->clones && !cfg->restore_dir)
+		other = "--clones restores one snapshot in N processes at once: add --restore DIR";
+	else if (cfg->clones && (cfg->compare || cfg->repeat > 1 || cfg->warmup))
+		other = "--clones is one burst of restores in one mode: not with --compare, --repeat or --warmup (run it again per mode, as bench/clones does)";
+	else if (cfg->clones && cfg->trace_path)
+		other = "--clones: each clone would write the same --trace file; leave it out";
+	else if (cfg->clone_handler_given && !cfg->clones && cfg->clone_hold_fd < 0)
+		other = "--clone-handler is about --clones: add --clones N";
+	else if (cfg->clone_hold_fd >= 0 && (cfg->clones || !cfg->restore_dir))
+		other = "--clone-hold is --clones' own channel to each clone it starts";
 	if (other)
 		snprintf(msg, len, "%s", other);
 	return other != NULL;
@@ -177,7 +185,9 @@ int options_check(struct config *cfg)
 	}
 	if (check_snapshot(cfg, msg, sizeof(msg)))
 		return bad("%s", msg);
-	if ((cfg->vm.initrd_path || cfg->vm.cmdline || cfg->vm.kernel_anyway) &&
+	/* A --restore may be of a Linux guest: --kernel-anyway applies to it (main.c). */
+	if ((cfg->vm.initrd_path || cfg->vm.cmdline ||
+	     (cfg->vm.kernel_anyway && !cfg->restore_dir)) &&
 	    !cfg->vm.kernel_path)
 		return bad("--%s is about a Linux guest: add --kernel FILE",
 			   cfg->vm.initrd_path ? "initrd"

@@ -1,4 +1,4 @@
-/* The experiment: one run, --repeat N, --compare, in a Williams order; the page cache before each restore. */
+/* The experiment: one run, --repeat N, --compare, in a Williams order; the page cache before each restore; --clones. */
 #ifndef MINIVMM_EXPERIMENT_H
 #define MINIVMM_EXPERIMENT_H
 
@@ -39,5 +39,21 @@ struct restore_cache {
  */
 int restore_cache_set(const char *path, int warm, struct restore_cache *out, char *err,
 		      size_t errlen);
+/* Bytes of fd's first size bytes in the page cache now (mincore over a read-only mapping). 0 or -errno. */
+int restore_cache_bytes(int fd, uint64_t size, uint64_t *out);
+
+/* ---- clones.c: --clones N, one snapshot restored by N processes at once ---- */
+/*
+ * Starts N clones of this command line (each a process restoring the
+ * snapshot, without --clones, with --clone-hold: vmm/run/run.c) released
+ * together; waits until each has reported and holds its memory, or ended;
+ * measures their memory (smaps_rollup) and the memory file's page cache at
+ * that moment; lets them go. Prints each one's first useful work and
+ * restore latency, their p50/p95/max; writes o's results file (a "clones"
+ * document). Refuses (EXIT_HOST) before any starts when N do not fit in
+ * the host's available memory. The exit status: 0, or the first failed
+ * clone's (EXIT_HOST for one killed by a signal).
+ */
+int clones_main(const struct config *cfg, struct env *env, struct outputs *o);
 
 #endif /* MINIVMM_EXPERIMENT_H */

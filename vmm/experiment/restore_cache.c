@@ -12,8 +12,7 @@
 
 #define WARM_CHUNK (1ULL << 20)
 
-/* Bytes of fd's size pages in the page cache now (mincore over a read-only mapping). */
-static int cached_bytes(int fd, uint64_t size, uint64_t *out)
+int restore_cache_bytes(int fd, uint64_t size, uint64_t *out)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t pages = (size + (uint64_t)page - 1) / (uint64_t)page, n = 0;
@@ -101,7 +100,7 @@ int restore_cache_set(const char *path, int warm, struct restore_cache *out, cha
 	else
 		r = -posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED); /* returns the errno */
 	if (!r)
-		r = cached_bytes(fd, out->file_bytes, &out->cached_bytes);
+		r = restore_cache_bytes(fd, out->file_bytes, &out->cached_bytes);
 	if (r)
 		snprintf(err, errlen, "--restore-cache %s: %s: %s",
 			 warm ? "warm" : "cold", path, strerror(-r));

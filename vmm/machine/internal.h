@@ -59,6 +59,9 @@ struct vm {
 		int xsave, xcrs; /* KVM_CHECK_EXTENSION's, asked before any filter */
 		uint32_t nmsrs;
 		uint32_t msrs[VCPU_MSRS_MAX]; /* KVM_GET_MSR_INDEX_LIST's */
+		/* A PC guest: its platform, read by vCPU 0's thread at its pause point. */
+		struct vm_pc_state *pc;
+		int pc_ok;
 	} snap;
 	/* vm_start_vcpus: the CPUs vCPU 0's thread takes back once started (loop.c) */
 	cpu_set_t cpus;
@@ -240,7 +243,8 @@ void order_done(struct order_plan *p, uint64_t gpa, uint64_t len, uint64_t t_ns)
  * stats or output fds than slots) get SANDBOX_NO_FD.
  */
 #define SANDBOX_MAX_STATS 32 /* KVM stats fds: the VM's and 31 vCPUs' */
-#define SANDBOX_MAX_OUT	  4  /* the main thread's output fds (run.c: 2 + 2) */
+#define SANDBOX_MAX_OUT \
+	4 /* the main thread's output fds (run.c: 2 + 2; a clone: 1 + 2 + 1) */
 #define SANDBOX_MAX_DIRS \
 	3 /* their directories: the results', the trace's, the record's */
 #define SANDBOX_MAX_FILL_UFFDS 16 /* SANDBOX_FILL: the handlers' uffds (one per thread) */

@@ -185,12 +185,13 @@ struct vm_config {
 	unsigned uffd_threads;	   /* --uffd-threads (0 until options_parse sets it) */
 	unsigned uffd_delay_us;	   /* --uffd-delay-us */
 	const char *record_touch_path; /* --record-touch FILE */
-	int numa;		       /* --numa: guest RAM in one range per host node */
-	int numa_auto;		       /* --numa or --numa=auto: the host's nodes */
-	cpu_set_t numa_nodes;	       /* --numa=LIST: these host nodes, in id order */
-	const char *numa_arg;	       /* as given: "auto", "0,1" */
-	unsigned numa_policy;	       /* enum numa_policy: --numa-policy (NUMA_BIND) */
-	enum eager_strategy eager;     /* EAGER_NONE unless --eager */
+	int uffd_external_fd; /* > 0: a restore's faults go to --clones' shared handler there */
+	int numa;	      /* --numa: guest RAM in one range per host node */
+	int numa_auto;	      /* --numa or --numa=auto: the host's nodes */
+	cpu_set_t numa_nodes;	   /* --numa=LIST: these host nodes, in id order */
+	const char *numa_arg;	   /* as given: "auto", "0,1" */
+	unsigned numa_policy;	   /* enum numa_policy: --numa-policy (NUMA_BIND) */
+	enum eager_strategy eager; /* EAGER_NONE unless --eager */
 	unsigned
 		eager_threads; /* 0: the vCPU threads do it (background: the idle CPUs') */
 	int eager_background; /* --eager=background[:HOW]: populate while the guest runs */
@@ -430,12 +431,14 @@ int vm_pause_abandon(struct vm *vm, enum run_end end, const char *fmt, ...)
 #define VCPU_HAVE_XCRS	 (1u << 1)
 #define VCPU_HAVE_EVENTS (1u << 2)
 #define VCPU_HAVE_LAPIC	 (1u << 3) /* an in-kernel irqchip only */
+#define VCPU_HAVE_MP_STATE \
+	(1u << 4) /* an in-kernel irqchip only: runnable, halted, waiting for SIPI */
 /* Fixed layout (the snapshot stores it whole; the format's version covers it). */
 struct vcpu_state {
 	uint32_t index;
 	uint32_t have; /* VCPU_HAVE_* */
 	uint32_t nmsrs;
-	uint32_t pad;
+	uint32_t mp_state; /* KVM_MP_STATE_*, with VCPU_HAVE_MP_STATE (was padding: 0) */
 	struct kvm_regs regs;
 	struct kvm_sregs sregs;
 	struct kvm_fpu fpu;
@@ -452,6 +455,26 @@ struct vcpu_state {
  */
 int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 		      uint32_t *skipped, uint32_t *nskipped, char *err, size_t errlen);
+
+/* ---- pc_state.c: a PC guest's in-kernel platform (vm_set_pc) ---- */
+#define VM_PC_CHIPS \
+	3 /* KVM_IRQCHIP_PIC_MASTER, KVM_IRQCHIP_PIC_SLAVE, KVM_IRQCHIP_IOAPIC */
+/* Fixed layout (the snapshot stores it whole). */
+struct vm_pc_state {
+	struct kvm_irqchip chip[VM_PC_CHIPS]; /* indexed by chip_id */
+	struct kvm_pit_state2 pit;
+	struct kvm_clock_data clock; /* kvmclock, KVM_GET_CLOCK's */
+};
+/* The PICs, the IOAPIC, the PIT and kvmclock of a paused PC guest. 0, or -errno with err. */
+int vm_pc_state_get(struct vm *vm, struct vm_pc_state *s, char *err, size_t errlen);
+/* The platform as vCPU 0's thread read it at the last pause; NULL if it did not. */
+const struct vm_pc_state *vm_pc_saved(const struct vm *vm);
+/*
+ * Set them on a PC guest whose vCPUs hold their saved state (their TSCs
+ * included) and have not run: kvmclock continues from its saved value.
+ * 0, or -errno with err.
+ */
+int vm_pc_state_set(struct vm *vm, const struct vm_pc_state *s, char *err, size_t errlen);
 
 /* loop.c: the vCPU threads. */
 /* Start one thread per vCPU (each runs hooks.vcpu_enter, KVM_RUN, hooks.vcpu_leave). */

@@ -156,6 +156,8 @@ int paging_plan_restore(const struct vm_config *cfg, int minor, const char *reco
 	r = plan(pg, minor, err, errlen);
 	if (!r)
 		r = uffd_set_file(pg->uffd, fd, err, errlen);
+	if (!r && cfg->uffd_external_fd > 0 && !minor)
+		r = uffd_set_external(pg->uffd, cfg->uffd_external_fd, err, errlen);
 	if (r) {
 		paging_free(pg);
 		return r;

@@ -44,6 +44,11 @@ int vm_snapshot_prepare(struct vm *vm, char *err, size_t errlen)
 			return -ENOMEM;
 		}
 	}
+	if (vm->pc && !(vm->snap.pc = calloc(1, sizeof(*vm->snap.pc)))) {
+		snprintf(err, errlen,
+			 "--snapshot: out of memory for the PC platform's state");
+		return -ENOMEM;
+	}
 	vm->snap.ready = 1;
 	return 0;
 }
@@ -113,6 +118,17 @@ static void settle_and_save(struct vcpu *v)
 	} else {
 		v->saved_err = vcpu_state_read(v->vm, v, v->saved, v->saved_why,
 					       sizeof(v->saved_why));
+		/*
+		 * A PC guest's in-kernel platform (PICs, IOAPIC, PIT, kvmclock) is
+		 * the VM's: vCPU 0's thread reads it with its own, while every vCPU
+		 * is held, so the main thread makes no KVM call (its filter).
+		 */
+		if (!v->saved_err && v->index == 0 && v->vm->snap.pc) {
+			v->saved_err =
+				vm_pc_state_get(v->vm, v->vm->snap.pc, v->saved_why,
+						sizeof(v->saved_why));
+			v->vm->snap.pc_ok = v->saved_err == 0;
+		}
 	}
 	__atomic_store_n(&v->saved_ok, v->saved_err == 0, __ATOMIC_RELEASE);
 }
@@ -170,6 +186,11 @@ int vm_pause_settle(struct vm *vm, char *err, size_t errlen)
 const struct vcpu_state *vm_vcpu_saved(const struct vm *vm, unsigned i)
 {
 	return i < vm->nvcpus && vm->vcpus[i].saved_ok ? vm->vcpus[i].saved : NULL;
+}
+
+const struct vm_pc_state *vm_pc_saved(const struct vm *vm)
+{
+	return vm->snap.pc_ok && vm_vcpu_saved(vm, 0) ? vm->snap.pc : NULL;
 }
 
 void vm_pause_release(struct vm *vm, int run_on)

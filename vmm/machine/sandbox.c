@@ -170,9 +170,12 @@ static int allow_worker(scmp_filter_ctx ctx, long pid)
 static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 {
 	static const unsigned long state_reads[] = {
-		KVM_GET_FPU,	     KVM_GET_XSAVE, KVM_GET_XCRS,
-		KVM_GET_VCPU_EVENTS, KVM_GET_LAPIC, KVM_GET_MSRS,
+		KVM_GET_FPU,   KVM_GET_XSAVE, KVM_GET_XCRS,	KVM_GET_VCPU_EVENTS,
+		KVM_GET_LAPIC, KVM_GET_MSRS,  KVM_GET_MP_STATE,
 	};
+	/* A PC guest's platform, read by vCPU 0 at its pause point: reads only. */
+	static const unsigned long pc_reads[] = { KVM_GET_IRQCHIP, KVM_GET_PIT2,
+						  KVM_GET_CLOCK };
 	scmp_datum_t fd = (scmp_datum_t)f->vcpu_fd;
 	int r = 0;
 
@@ -195,6 +198,9 @@ static int allow_vcpu(scmp_filter_ctx ctx, const struct sandbox_fds *f)
 			    ?: ALLOW(ctx, ioctl, 2,
 				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->irq_vm_fd),
 				     SCMP_A1(SCMP_CMP_EQ, KVM_IRQ_LINE));
+	for (size_t i = 0; f->irq_vm_fd >= 0 && !r && i < ARRAY_SIZE(pc_reads); i++)
+		r = ALLOW(ctx, ioctl, 2, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f->irq_vm_fd),
+			  SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)pc_reads[i]));
 	return r;
 }
 

@@ -6,6 +6,22 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#define MSR_KVM_WALL_CLOCK     0x11
+#define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00
+#define MSR_IA32_TSC_DEADLINE  0x6e0
+
+/*
+ * Writing KVM's wall-clock MSR makes KVM write the wall clock into guest
+ * RAM at once, at the address written: on a restore, before the memory
+ * file is in RAM, that would make one page present (a uffd mode would
+ * then never fill it) or, for a guest that never set it, write at GPA 0.
+ * The guest's copy of it is in the memory file already: not replayed.
+ */
+static int writes_guest_ram(uint32_t index)
+{
+	return index == MSR_KVM_WALL_CLOCK || index == MSR_KVM_WALL_CLOCK_NEW;
+}
+
 /* One MSR through KVM_GET_MSRS / KVM_SET_MSRS: 1 done, 0 refused, -errno. */
 static int one_msr(int fd, unsigned long req, struct kvm_msr_entry *e)
 {
@@ -24,6 +40,7 @@ static int one_msr(int fd, unsigned long req, struct kvm_msr_entry *e)
 int vcpu_state_read(struct vm *vm, struct vcpu *v, struct vcpu_state *s, char *err,
 		    size_t errlen)
 {
+	struct kvm_mp_state mp;
 	int fd = v->fd, r;
 
 	memset(s, 0, sizeof(*s));
@@ -45,6 +62,10 @@ int vcpu_state_read(struct vm *vm, struct vcpu *v, struct vcpu_state *s, char *e
 		s->have |= VCPU_HAVE_EVENTS;
 	if (ioctl(fd, KVM_GET_LAPIC, &s->lapic) == 0) /* only with an in-kernel irqchip */
 		s->have |= VCPU_HAVE_LAPIC;
+	if ((s->have & VCPU_HAVE_LAPIC) && ioctl(fd, KVM_GET_MP_STATE, &mp) == 0) {
+		s->mp_state = mp.mp_state;
+		s->have |= VCPU_HAVE_MP_STATE;
+	}
 	for (uint32_t k = 0; k < vm->snap.nmsrs; k++) {
 		struct kvm_msr_entry e = { .index = vm->snap.msrs[k] };
 
@@ -54,21 +75,43 @@ int vcpu_state_read(struct vm *vm, struct vcpu *v, struct vcpu_state *s, char *e
 	return 0;
 }
 
+#define SEG_TYPE_TSS_AVAILABLE 9
+#define SEG_TYPE_TSS_BUSY      11
+
+/*
+ * On SVM, KVM_GET_SREGS reports the TR's type with the busy bit set
+ * whatever the VMCB holds (svm_get_segment works around CPUs that do not
+ * store it), and KVM_SET_SREGS writes it back as given. The CPU checks the
+ * cached type nowhere after LTR, but QEMU's TCG, the emulated host's CPU,
+ * checks it on every port access from user space (check_io wants 9): a
+ * restored Linux guest's ioperm()'ed OUT faults with 11. Set as an LTR
+ * leaves it, available, where the round trip made it busy.
+ */
+static void svm_tr_type(const struct vm *vm, struct kvm_sregs *sregs)
+{
+	if (!strcmp(vm->plat.kvm, "svm") && sregs->tr.type == SEG_TYPE_TSS_BUSY)
+		sregs->tr.type = SEG_TYPE_TSS_AVAILABLE;
+}
+
 int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 		      uint32_t *skipped, uint32_t *nskipped, char *err, size_t errlen)
 {
 	int fd = vm->vcpus[i].fd;
+	struct kvm_sregs sregs = s->sregs;
 	const char *what = NULL;
 	int err_no = 0;
 
 	*nskipped = 0;
+	svm_tr_type(vm, &sregs);
 	/* Control registers and EFER first, then what depends on them. */
-	if (ioctl(fd, KVM_SET_SREGS, &s->sregs) < 0)
+	if (ioctl(fd, KVM_SET_SREGS, &sregs) < 0)
 		what = "KVM_SET_SREGS", err_no = errno;
 	/* One by one: KVM_SET_MSRS stops at the first it refuses (PLATFORM.md). */
 	for (uint32_t k = 0; !what && k < s->nmsrs && k < VCPU_MSRS_MAX; k++) {
 		struct kvm_msr_entry e = s->msrs[k];
 
+		if (writes_guest_ram(e.index))
+			continue;
 		if (one_msr(fd, KVM_SET_MSRS, &e) != 1 && *nskipped < VCPU_MSRS_MAX)
 			skipped[(*nskipped)++] = s->msrs[k].index;
 	}
@@ -84,9 +127,26 @@ int vm_vcpu_state_set(struct vm *vm, unsigned i, const struct vcpu_state *s,
 	if (!what && (s->have & VCPU_HAVE_LAPIC) &&
 	    ioctl(fd, KVM_SET_LAPIC, &s->lapic) < 0)
 		what = "KVM_SET_LAPIC", err_no = errno;
+	/* KVM drops a TSC deadline written while the LAPIC's timer is not in that mode: again. */
+	for (uint32_t k = 0;
+	     !what && (s->have & VCPU_HAVE_LAPIC) && k < s->nmsrs && k < VCPU_MSRS_MAX;
+	     k++) {
+		struct kvm_msr_entry e = s->msrs[k];
+
+		int r = e.index == MSR_IA32_TSC_DEADLINE ? one_msr(fd, KVM_SET_MSRS, &e)
+							 : 1;
+
+		if (r != 1)
+			what = "KVM_SET_MSRS (IA32_TSC_DEADLINE, after the LAPIC)",
+			err_no = r < 0 ? -r : EINVAL;
+	}
 	if (!what && (s->have & VCPU_HAVE_EVENTS) &&
 	    ioctl(fd, KVM_SET_VCPU_EVENTS, &s->events) < 0)
 		what = "KVM_SET_VCPU_EVENTS", err_no = errno;
+	/* Last: an AP that Linux brought up runs, whatever KVM made of it at creation. */
+	if (!what && (s->have & VCPU_HAVE_MP_STATE) &&
+	    ioctl(fd, KVM_SET_MP_STATE, &(struct kvm_mp_state){ s->mp_state }) < 0)
+		what = "KVM_SET_MP_STATE", err_no = errno;
 	if (what) {
 		snprintf(err, errlen, "KVM: %s on vCPU %u: %s", what, i,
 			 strerror(err_no));

@@ -279,6 +279,7 @@ void vm_free(struct vm *vm)
 	numa_free(vm->numa);
 	for (unsigned i = 0; vm->vcpus && i < vm->nvcpus; i++)
 		free(vm->vcpus[i].saved);
+	free(vm->snap.pc);
 	free(vm->vcpus);
 	free(vm->spares);
 	free(vm);

@@ -226,6 +226,8 @@ void verdict_write_json(const struct verdict *v, struct json *j);
 /* ---- results_file.c: the results file, its schema and version in one place */
 #define RESULTS_SCHEMA	       "minivmm-results"
 #define RESULTS_SCHEMA_VERSION 2
+/* A results document's first members: schema, schema_version, environment. */
+void results_header_json(const struct env *env, struct json *j);
 
 /* An experiment as the results file and the trace see it. */
 struct experiment_view {

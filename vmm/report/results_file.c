@@ -317,14 +317,19 @@ static void recording_json(const struct experiment_view *x, struct json *j)
 	json_end_object(j);
 }
 
+void results_header_json(const struct env *env, struct json *j)
+{
+	json_string(j, "schema", RESULTS_SCHEMA);
+	json_u64(j, "schema_version", RESULTS_SCHEMA_VERSION);
+	env_json(env, j);
+}
+
 static void build(struct json *j, const void *arg)
 {
 	const struct experiment_view *x = arg;
 
 	json_begin_object(j, NULL);
-	json_string(j, "schema", RESULTS_SCHEMA);
-	json_u64(j, "schema_version", RESULTS_SCHEMA_VERSION);
-	env_json(x->env, j);
+	results_header_json(x->env, j);
 	if (x->planned == 1) { /* one run: its members at the top */
 		if (x->done)
 			run_members(&x->runs[0], j);

@@ -124,7 +124,7 @@ static int on_stopping(void *cookie)
 static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 			  const char *who)
 {
-	int out[ARRAY_SIZE(r->o.out->fds) + 2], dirs[ARRAY_SIZE(r->o.out->dirfds) + 1], e;
+	int out[ARRAY_SIZE(r->o.out->fds) + 3], dirs[ARRAY_SIZE(r->o.out->dirfds) + 1], e;
 	struct sandbox_fds f = { .vcpu_fd = vcpu_fd,
 				 .irq_vm_fd = r->lx ? vm_fd(r->vm) : -1,
 				 .out_fds = out,
@@ -149,6 +149,9 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 		if (paging_main_dirfd(r->paging) >= 0)
 			dirs[f.ndirs++] = paging_main_dirfd(r->paging);
 	}
+	/* A clone of --clones writes its report to its parent there, then polls it (experiment.c). */
+	if (role == SANDBOX_MAIN && r->cfg->clone_hold_fd >= 0)
+		out[f.nout++] = r->cfg->clone_hold_fd;
 	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
 	e = sandbox_enter(role, &f);
 	if (e)
@@ -370,7 +373,12 @@ static int setup(struct run *r)
 	int e;
 
 	timeline_mark_at(r->tl, PHASE_EXEC, r->o.t_exec, 0);
-	if (r->restored) {
+	if (r->restored && cfg->kernel_path) {
+		/* A Linux guest's snapshot: its kernel and initrd, checked against it. */
+		if (read_guest(r) || run_linux_check_restore(r))
+			return -1;
+		timeline_mark(r->tl, PHASE_IMAGE_READ);
+	} else if (r->restored) {
 		run_restore_image(r);
 	} else {
 		if (check_guest_args(r) || read_guest(r))
@@ -700,6 +708,37 @@ static void run_guest(struct run *r)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * A clone of --clones (vmm/experiment/clones.c), its guest ended, its RAM
+ * still mapped: one line to the parent (its status, first useful work,
+ * restore latency, handler faults), then it holds its memory until the
+ * parent, having measured every clone's, writes or hangs up (poll: the
+ * main thread's filter has no read).
+ */
+static void clone_hold(struct run *r, int status)
+{
+	struct pollfd p = { .fd = r->cfg->clone_hold_fd, .events = POLLIN };
+	unsigned long long faults = 0;
+	struct paging_facts pf;
+	struct tl_summary s;
+	struct run_view v;
+	char line[160];
+	int n;
+
+	run_view(r, &v);
+	run_summary(&v, &s);
+	if (r->paging && !paging_facts(r->paging, &pf) && pf.total)
+		faults = (unsigned long long)pf.total->faults;
+	n = snprintf(
+		line, sizeof(line),
+		"clone status %d first_useful_work_ms %.3f restore_ms %.3f handler_faults %llu\n",
+		status, s.ms[SUM_FIRST_USEFUL_WORK], s.ms[SUM_SETUP], faults);
+	if (write(p.fd, line, (size_t)n) != n)
+		return; /* the parent is gone: nothing to hold for */
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
 int run_execute(struct run *r)
 {
 	int status;
@@ -709,6 +748,8 @@ int run_execute(struct run *r)
 	r->snap.asks = __atomic_load_n(&r->snap_asks, __ATOMIC_ACQUIRE);
 	timeline_mark(r->tl, PHASE_VM_EXIT);
 	paging_stop(r->paging, r->o.t_exec, timeline_time(r->tl, PHASE_GUEST_ENTRY));
+	if (r->cfg->clone_hold_fd >= 0)
+		clone_hold(r, vm_exit_status(r->vm));
 	kvmstats_close(r->stats);
 	vm_teardown(r->vm);
 	if (r->lx)
@@ -767,7 +808,10 @@ void run_report(struct run *r, int status, int timeline)
 		       init = timeline_time(r->tl, PHASE_INIT_START);
 		char a[FMT_BYTES], b[FMT_BYTES];
 
-		if (init > 0)
+		if (r->restored)
+			printf("linux guest %s: restored from %s (its /init had started before the snapshot)\n",
+			       r->lx->k.release, r->cfg->restore->dir);
+		else if (init > 0)
 			printf("linux guest %s: time to init %s (the kernel's boot, guest_entry to init_start: %s)\n",
 			       r->lx->k.release, fmt_duration(a, init - exec),
 			       fmt_duration(b, init - entry));

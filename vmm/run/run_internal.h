@@ -38,6 +38,7 @@ struct run {
 	struct mvm_hc_snapshot snap_req;
 	uint64_t snap_result_gpa;
 	struct snapshot_facts snap;
+	struct snap_linux lx_id; /* --snapshot of a Linux guest: what it booted */
 	/* --restore */
 	struct restore_ctx rc;
 	struct restore_facts rf;
@@ -90,6 +91,10 @@ void run_on_reset(void *cookie, unsigned vcpu, const char *why);
 void run_guest_reset(struct run *r, unsigned vcpu, const char *why, int crashed);
 /* --kernel: the kernel and initrd read and checked, the VM made a PC. 0, or -1. */
 int run_read_linux(struct run *r);
+/* --snapshot: what the Linux guest booted (sizes, digests, paths). 0, or -1 (setup_fail). */
+int run_linux_identity(struct run *r, struct snap_linux *id);
+/* --restore: the kernel, initrd and command line are the snapshot's. 0, or -1 (setup_fail). */
+int run_linux_check_restore(struct run *r);
 /* --kernel on PVM without --kernel-anyway: refused (1, setup_fail). */
 int run_linux_refused(struct run *r, const struct platform *plat);
 

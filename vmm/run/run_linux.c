@@ -126,3 +126,91 @@ int run_read_linux(struct run *r)
 		       r->lx->cmdline);
 	return 0;
 }
+
+#define FNV64_BASIS 0xcbf29ce484222325ULL
+#define FNV64_PRIME 0x100000001b3ULL
+
+/* FNV-1a 64 over 8-byte words (then the tail's bytes): a kernel's 12 MiB in 1.5 M steps. */
+static uint64_t digest(const uint8_t *p, uint64_t len)
+{
+	uint64_t h = FNV64_BASIS, w;
+	uint64_t i = 0;
+
+	for (; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, p + i, sizeof(w));
+		h = (h ^ w) * FNV64_PRIME;
+	}
+	for (; i < len; i++)
+		h = (h ^ p[i]) * FNV64_PRIME;
+	return h;
+}
+
+/* What the guest booted, as read now (paths cut to their fields: run_linux_identity checks them). */
+static void identity(const struct run *r, struct snap_linux *id)
+{
+	const struct vm_config *cfg = &r->cfg->vm;
+	const struct linux_boot *lb = r->lx;
+
+	memset(id, 0, sizeof(*id));
+	id->kernel_bytes = lb->kernel_len;
+	id->initrd_bytes = lb->initrd_len;
+	id->kernel_digest = digest(lb->kernel, lb->kernel_len);
+	id->initrd_digest = lb->initrd ? digest(lb->initrd, lb->initrd_len) : 0;
+	id->cmdline_digest = digest((const uint8_t *)lb->cmdline, strlen(lb->cmdline));
+	snprintf(id->kernel, sizeof(id->kernel), "%s", cfg->kernel_path);
+	snprintf(id->initrd, sizeof(id->initrd), "%s",
+		 cfg->initrd_path ? cfg->initrd_path : "");
+	snprintf(id->cmdline, sizeof(id->cmdline), "%s",
+		 cfg->cmdline ? cfg->cmdline : "");
+}
+
+int run_linux_identity(struct run *r, struct snap_linux *id)
+{
+	const struct vm_config *cfg = &r->cfg->vm;
+
+	if (strlen(cfg->kernel_path) >= sizeof(id->kernel) ||
+	    (cfg->initrd_path && strlen(cfg->initrd_path) >= sizeof(id->initrd)) ||
+	    (cfg->cmdline && strlen(cfg->cmdline) >= sizeof(id->cmdline)))
+		return setup_fail(
+			r, END_USAGE,
+			"--snapshot of a Linux guest keeps its kernel's and initrd's paths (under %d bytes each) and --cmdline (under %d bytes): one is longer",
+			SNAP_PATH_BYTES, SNAP_CMDLINE_BYTES);
+	identity(r, id);
+	return 0;
+}
+
+/*
+ * --restore of a Linux guest: the kernel and initrd read now must be those
+ * that built the RAM it restores, on the same command line; anything else
+ * would run code the memory does not hold. 0, or -1 (setup_fail, exit 2).
+ */
+int run_linux_check_restore(struct run *r)
+{
+	const struct snap_linux *saved = r->cfg->restore->v.lx;
+	const struct vm_config *cfg = &r->cfg->vm;
+	struct snap_linux now;
+	const char *what = NULL;
+
+	identity(r, &now);
+	if (now.kernel_bytes != saved->kernel_bytes ||
+	    now.kernel_digest != saved->kernel_digest)
+		what = "kernel";
+	else if (now.initrd_bytes != saved->initrd_bytes ||
+		 now.initrd_digest != saved->initrd_digest)
+		what = "initrd";
+	else if (now.cmdline_digest != saved->cmdline_digest)
+		what = "command line";
+	if (!what)
+		return 0;
+	return setup_fail(
+		r, END_USAGE,
+		"--restore %s: the snapshot's Linux guest booted kernel %s (%llu bytes) with initrd %s (%llu bytes)%s%s; this %s is not the one it booted (kernel %s, %llu bytes; initrd %s, %llu bytes): restore it with the kernel, initrd and --cmdline it was saved with",
+		r->cfg->restore->dir, saved->kernel,
+		(unsigned long long)saved->kernel_bytes,
+		saved->initrd[0] ? saved->initrd : "(none)",
+		(unsigned long long)saved->initrd_bytes,
+		saved->cmdline[0] ? " and --cmdline " : "", saved->cmdline, what,
+		cfg->kernel_path, (unsigned long long)now.kernel_bytes,
+		cfg->initrd_path ? cfg->initrd_path : "(none)",
+		(unsigned long long)now.initrd_bytes);
+}

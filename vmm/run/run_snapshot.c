@@ -63,13 +63,18 @@ void run_forget_snapshot(struct run *r)
 		live_dir = NULL;
 }
 
-/* --snapshot: the image can ask (ABI 5), and the directory can be written, before KVM. */
+/*
+ * --snapshot: the image can ask (ABI 5; a Linux guest's programs are built
+ * against this minivmm's header), and the directory can be written, before KVM.
+ */
 int run_begin_snapshot(struct run *r)
 {
 	char err[2 * MM_PATH_BYTES];
 	int e;
 
-	if (vm_image_abi(r->vm) < SNAP_MIN_ABI)
+	if (r->lx && run_linux_identity(r, &r->lx_id))
+		return -1;
+	if (!r->lx && vm_image_abi(r->vm) < SNAP_MIN_ABI)
 		return setup_fail(
 			r, END_USAGE,
 			"--snapshot: %s is built for ABI %u, whose guest cannot ask for a snapshot (ABI %d): rebuild it against this minivmm's include/minivmm_abi.h",
@@ -111,7 +116,10 @@ int run_save_snapshot(struct run *r)
 				   .guest_argv = r->cfg->vm.guest_argv,
 				   .image = r->cfg->vm.guest_path,
 				   .stop = save_interrupted,
-				   .stop_cookie = r };
+				   .stop_cookie = r,
+				   .abi = r->lx ? MVM_ABI_VERSION : vm_image_abi(r->vm),
+				   .lx = r->lx ? &r->lx_id : NULL,
+				   .pc = &r->pc };
 	uint32_t taken = MVM_SNAP_TAKEN;
 	char err[1024];
 	int e;
@@ -147,8 +155,9 @@ int run_save_snapshot(struct run *r)
 }
 
 /*
- * --restore: the vCPUs exist; each gets its saved state (run.c then puts the
- * records the guest had sent in again), the restore mode makes RAM hold the
+ * --restore: the vCPUs exist; each gets its saved state, then a Linux
+ * guest's platform gets its own (run.c then puts the records the guest had
+ * sent in again), the restore mode makes RAM hold the
  * memory file's content (now, or on demand), and the guest resumes where it
  * asked for the snapshot.
  */
@@ -160,6 +169,9 @@ int run_restore_vcpus(struct run *r)
 	r->rf.mode = r->cfg->restore_mode->name;
 	r->rf.dir = s->dir;
 	e = snapshot_set_vcpus(r->vm, s, &r->rf, r->restore_err, sizeof(r->restore_err));
+	e = e
+		    ?: snapshot_set_platform(r->vm, s, r->console, &r->pc, r->restore_err,
+					     sizeof(r->restore_err));
 	if (e) {
 		vm_finish(r->vm, END_HOST_ERROR, 0, "--restore %s: %s", s->dir,
 			  r->restore_err);

@@ -1,4 +1,4 @@
-/* The snapshot's state file: a header, then sections (config, vCPUs, records, console), checksummed. */
+/* The snapshot's state file: a header, then sections (config, vCPUs, records, console, a PC's), checksummed. */
 #include "snapshot.h"
 
 #include <errno.h>
@@ -192,7 +192,37 @@ static int check_header(const struct snap_header *h, size_t len, char *err, size
 	return 0;
 }
 
-/* One section's content: the config, a vCPU, a batch of records or the console. */
+/* A Linux guest's sections: each once, of its size. */
+static int take_pc(struct snap_view *v, const struct snap_section *s, const uint8_t *p,
+		   char *err, size_t errlen)
+{
+	static const struct {
+		size_t bytes;
+		const char *name;
+	} want[SNAP_SEC_COUNT] = {
+		[SNAP_SEC_LINUX] = { sizeof(struct snap_linux), "Linux guest" },
+		[SNAP_SEC_IRQCHIP] = { VM_PC_CHIPS * sizeof(struct kvm_irqchip),
+				       "interrupt controllers" },
+		[SNAP_SEC_PIT] = { sizeof(struct kvm_pit_state2), "PIT" },
+		[SNAP_SEC_CLOCK] = { sizeof(struct kvm_clock_data), "kvmclock" },
+		[SNAP_SEC_PC_DEVICES] = { sizeof(struct snap_pc_devices), "PC devices" },
+	};
+	const void **slot[SNAP_SEC_COUNT] = {
+		[SNAP_SEC_LINUX] = (const void **)&v->lx,
+		[SNAP_SEC_IRQCHIP] = (const void **)&v->chips,
+		[SNAP_SEC_PIT] = (const void **)&v->pit,
+		[SNAP_SEC_CLOCK] = (const void **)&v->clock,
+		[SNAP_SEC_PC_DEVICES] = (const void **)&v->pcdev,
+	};
+
+	if (*slot[s->type] || s->bytes != want[s->type].bytes)
+		return bad(err, errlen, "snapshot: a second or misshapen %s section",
+			   want[s->type].name);
+	*slot[s->type] = p;
+	return 0;
+}
+
+/* One section's content: the config, a vCPU, a batch of records, the console or a PC's. */
 static int take(struct snap_view *v, const struct snap_section *s, const uint8_t *p,
 		size_t *cap, char *err, size_t errlen)
 {
@@ -256,6 +286,12 @@ static int take(struct snap_view *v, const struct snap_section *s, const uint8_t
 		v->console = p;
 		v->console_len = s->bytes;
 		return 0;
+	case SNAP_SEC_LINUX:
+	case SNAP_SEC_IRQCHIP:
+	case SNAP_SEC_PIT:
+	case SNAP_SEC_CLOCK:
+	case SNAP_SEC_PC_DEVICES:
+		return take_pc(v, s, p, err, errlen);
 	default:
 		return bad(err, errlen, "snapshot: unknown section type %u", s->type);
 	}
@@ -284,6 +320,18 @@ static int check_config(const struct snap_view *v, char *err, size_t errlen)
 	if (n != c->guest_argc)
 		return bad(err, errlen, "snapshot: %u guest arguments said, %u there",
 			   c->guest_argc, n);
+	n = !!v->lx + !!v->chips + !!v->pit + !!v->clock + !!v->pcdev;
+	if (n && n != 5)
+		return bad(
+			err, errlen,
+			"snapshot of a Linux guest with %u of its 5 platform sections (what it booted, interrupt controllers, PIT, kvmclock, PC devices)",
+			n);
+	if (v->lx && (!memchr(v->lx->kernel, '\0', sizeof(v->lx->kernel)) ||
+		      !memchr(v->lx->initrd, '\0', sizeof(v->lx->initrd)) ||
+		      !memchr(v->lx->cmdline, '\0', sizeof(v->lx->cmdline))))
+		return bad(
+			err, errlen,
+			"snapshot: the Linux guest's paths or command line are misshapen");
 	if (c->result_gpa > c->mem_bytes - sizeof(uint32_t) ||
 	    c->snapshot_vcpu >= c->vcpus)
 		return bad(

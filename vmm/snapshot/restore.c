@@ -1,7 +1,8 @@
-/* Restoring a snapshot's vCPUs: each saved state set on a fresh vCPU before it first runs. */
+/* Restoring a snapshot's vCPUs (each saved state set on a fresh vCPU before it first runs) and a PC's platform. */
 #include "snapshot.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int snapshot_set_vcpus(struct vm *vm, const struct snapshot *s, struct restore_facts *f,
@@ -26,5 +27,31 @@ int snapshot_set_vcpus(struct vm *vm, const struct snapshot *s, struct restore_f
 	f->pass = s->v.cfg->guest_pass;
 	f->guest_checksum = s->v.cfg->guest_checksum;
 	f->state_s = now_s() - t0;
+	return 0;
+}
+
+int snapshot_set_platform(struct vm *vm, const struct snapshot *s, struct console *con,
+			  struct pc_devices *pc, char *err, size_t errlen)
+{
+	struct vm_pc_state *st;
+	int e;
+
+	if (!s->v.lx)
+		return 0;
+	st = malloc(sizeof(*st));
+	if (!st) {
+		snprintf(err, errlen, "out of memory for the PC platform's state");
+		return -ENOMEM;
+	}
+	memcpy(st->chip, s->v.chips, sizeof(st->chip));
+	st->pit = *s->v.pit;
+	st->clock = *s->v.clock;
+	e = vm_pc_state_set(vm, st, err, errlen);
+	free(st);
+	if (e)
+		return e;
+	/* After the interrupt controllers: a line saved high goes up again. */
+	console_uart_set(con, &s->v.pcdev->com1);
+	pc_devices_set(pc, &s->v.pcdev->pc);
 	return 0;
 }

@@ -64,6 +64,36 @@ static int config_section(struct snap_buf *b, struct vm *vm,
 	return snap_buf_section(b, SNAP_SEC_CONFIG, &c, sizeof(c), NULL, 0);
 }
 
+/* A Linux guest's: what it booted, its in-kernel platform, COM1 and the PC devices. */
+static int pc_sections(struct snap_buf *b, struct vm *vm, const struct snap_save_in *in,
+		       char *err, size_t errlen)
+{
+	const struct vm_pc_state *st = vm_pc_saved(vm);
+	struct snap_pc_devices d;
+	int e = 0;
+
+	if (!st) {
+		snprintf(err, errlen,
+			 "the PC platform's state was not read at the pause");
+		return -EIO;
+	}
+
+	e = e ?: snap_buf_section(b, SNAP_SEC_LINUX, in->lx, sizeof(*in->lx), NULL, 0);
+	e = e
+		    ?: snap_buf_section(b, SNAP_SEC_IRQCHIP, st->chip, sizeof(st->chip),
+					NULL, 0);
+	e = e ?: snap_buf_section(b, SNAP_SEC_PIT, &st->pit, sizeof(st->pit), NULL, 0);
+	e = e
+		    ?: snap_buf_section(b, SNAP_SEC_CLOCK, &st->clock, sizeof(st->clock),
+					NULL, 0);
+	if (!e) {
+		console_uart_get(in->console, &d.com1);
+		pc_devices_get(in->pc, &d.pc);
+		e = snap_buf_section(b, SNAP_SEC_PC_DEVICES, &d, sizeof(d), NULL, 0);
+	}
+	return e;
+}
+
 static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap_buf *b,
 		       struct snapshot_facts *f, char *err, size_t errlen)
 {
@@ -84,6 +114,8 @@ static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap
 			f->msrs = st->nmsrs;
 		e = snap_buf_section(b, SNAP_SEC_VCPU, st, sizeof(*st), NULL, 0);
 	}
+	if (!e && in->lx)
+		e = pc_sections(b, vm, in, err, errlen);
 	ntail = console_tail(in->console, tail, sizeof(tail));
 	e = e ?: snap_buf_section(b, SNAP_SEC_CONSOLE, tail, ntail, NULL, 0);
 	/* The records so far, each batch as the guest sent it. */
@@ -97,7 +129,7 @@ static int build_state(struct vm *vm, const struct snap_save_in *in, struct snap
 int snapshot_save(struct vm *vm, const struct snap_save_in *in, struct snap_dir *d,
 		  struct snapshot_facts *f, char *err, size_t errlen)
 {
-	struct snap_header h = { .abi_version = vm_image_abi(vm),
+	struct snap_header h = { .abi_version = in->abi,
 				 .ram_bytes = vm_ram(vm)->size,
 				 .page_bytes = in->page_bytes,
 				 .nvcpus = vm_nvcpus(vm) };

@@ -10,7 +10,9 @@
  *           page size, vCPU count, a checksum over the header and the
  *           rest: corruption, not authenticity), every vCPU's
  *           state, the devices' state, the records the guest sent so far,
- *           the boot info's options (format.c)
+ *           the boot info's options (format.c); a Linux guest's besides:
+ *           what it booted, its in-kernel PICs, IOAPIC, PIT and kvmclock,
+ *           COM1 and the PC devices
  *   memory  guest RAM as a sparse file: guest-physical address = file
  *           offset; untouched and all-zero pages are holes (mm/file/memfile.c)
  * May include: vmm/snapshot/, vmm/measure/, vmm/machine/, devices/, mm/, include/.
@@ -57,6 +59,13 @@ enum snap_section_type {
 		3, /* struct snap_records then its records: one batch the guest sent */
 	SNAP_SEC_CONSOLE =
 		4, /* the console's last bytes (at most SNAP_CONSOLE_BYTES), optional */
+	/* A Linux guest's (a PC), each once, all five or none: */
+	SNAP_SEC_LINUX = 5, /* struct snap_linux: what it booted */
+	SNAP_SEC_IRQCHIP =
+		6,	  /* struct kvm_irqchip[VM_PC_CHIPS]: PIC master, slave, IOAPIC */
+	SNAP_SEC_PIT = 7, /* struct kvm_pit_state2 */
+	SNAP_SEC_CLOCK = 8,	 /* struct kvm_clock_data: kvmclock */
+	SNAP_SEC_PC_DEVICES = 9, /* struct snap_pc_devices: COM1, CMOS, the boot timer */
 	SNAP_SEC_COUNT
 };
 struct snap_section {
@@ -85,6 +94,23 @@ struct snap_records {
 	uint32_t kind; /* enum mvm_rec_kind */
 	uint32_t count;
 };
+/*
+ * What a Linux guest booted: a restore must run the kernel and initrd that
+ * built the RAM it restores (their sizes and FNV-1a 64 digests) with the
+ * same command line (its digest, " -- ARGS" included).
+ */
+#define SNAP_PATH_BYTES	   256
+#define SNAP_CMDLINE_BYTES 1024
+struct snap_linux {
+	uint64_t kernel_bytes, initrd_bytes; /* initrd 0: none */
+	uint64_t kernel_digest, initrd_digest, cmdline_digest;
+	char kernel[SNAP_PATH_BYTES], initrd[SNAP_PATH_BYTES]; /* the paths when saved */
+	char cmdline[SNAP_CMDLINE_BYTES]; /* --cmdline as given ("": the default) */
+};
+struct snap_pc_devices {
+	struct console_uart_state com1;
+	struct pc_devices_state pc;
+};
 
 /* A growing buffer the state file is built in. */
 struct snap_buf {
@@ -109,6 +135,12 @@ struct snap_view {
 	const struct vcpu_state *vcpu[SNAP_VCPUS_MAX];
 	const uint8_t *console;
 	size_t console_len;
+	/* A Linux guest's (all or none): */
+	const struct snap_linux *lx;
+	const struct kvm_irqchip *chips; /* VM_PC_CHIPS of them */
+	const struct kvm_pit_state2 *pit;
+	const struct kvm_clock_data *clock;
+	const struct snap_pc_devices *pcdev;
 	size_t nbatches;
 	struct snap_batch {
 		uint32_t kind, count;
@@ -211,6 +243,10 @@ struct snap_save_in {
 	const char *image;
 	int (*stop)(void *cookie); /* asked as RAM is written: 1 ends the save (-EINTR) */
 	void *stop_cookie;
+	uint32_t abi; /* the guest's ABI (a Linux guest's programs: this header's) */
+	/* A Linux guest: what it booted and its PC devices (NULL: the minivmm guest). */
+	const struct snap_linux *lx;
+	struct pc_devices *pc;
 };
 /* What the snapshot cost, for the report and the results. */
 struct snapshot_facts {
@@ -250,6 +286,14 @@ struct restore_facts {
 /* Set every vCPU of vm (created, never run) to its saved state. 0 or -errno with err. */
 int snapshot_set_vcpus(struct vm *vm, const struct snapshot *s, struct restore_facts *f,
 		       char *err, size_t errlen);
+
+/*
+ * A Linux guest's platform (v.lx set): its PICs, IOAPIC, PIT and kvmclock,
+ * COM1 and the PC devices, once every vCPU holds its saved state and
+ * before any runs. 0 or -errno with err.
+ */
+int snapshot_set_platform(struct vm *vm, const struct snapshot *s, struct console *con,
+			  struct pc_devices *pc, char *err, size_t errlen);
 
 /* ---- modes.c: the restore modes (--restore-mode), one row each ---------- */
 
