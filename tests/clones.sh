@@ -6,7 +6,8 @@
 # cache); with --restore-mode uffd one handler process (the parent) serves
 # every clone's faults, or each clone its own, side by side. Bad input: N 0,
 # more clones than memory holds (refused before any starts), a clone killed
-# mid-restore (the others finish; the snapshot is unchanged).
+# mid-restore (the others finish; the snapshot is unchanged), SIGTERM to the
+# parent (every clone stopped, exit 130, its file written).
 CL=$OUT/clones
 rm -rf "$CL"
 mkdir -p "$CL"
@@ -39,10 +40,18 @@ clones_ok() {
 		pass "$name-printed" || fail "$name-printed" "$(head -c 400 "$OUT/$name.out")"
 }
 
-for m in copy private; do
+# minor needs the memory file on tmpfs or hugetlbfs: the snapshot is on /dev/shm where there is one.
+modes="copy private"
+[ "$(stat -f -c %T "$CLD")" = tmpfs ] && modes="$modes minor"
+for m in $modes; do
 	expect clones-$m 0 '' '' -- $MINIVMM --restore "$CLD/S" --restore-mode $m --clones $N -o "$CL/clones-$m.json"
 	clones_ok clones-$m $m
 done
+case $modes in *minor*)
+	# minor: every clone maps the one tmpfs file; what they share is its page cache.
+	jq_true clones-minor-faults "$CL/clones-minor.json" '.clones.handler_faults > 0' ;;
+*) skip clones-minor "the snapshot is not on tmpfs here ($(stat -f -c %T "$CLD"))" ;;
+esac
 # uffd: the parent's one handler thread serves every clone from one mapping of the file;
 # then each clone its own handlers. The same faults either way: every page the guest touches.
 for h in shared shared:2 own; do
@@ -98,4 +107,23 @@ jq_true clones-kill-others "$CL/kill.json" \
 	 and ([.clones.per_clone[0,2] | select(.status == 0)] | length) == 2'
 sha256sum "$CLD"/S/* | cmp -s - "$CL/before.sum" && pass clones-snapshot-unchanged ||
 	fail clones-snapshot-unchanged "the snapshot's files changed"
+# SIGTERM to the parent mid-burst: every clone is stopped, the parent ends 130 with its file written.
+timeout -k 5 "$CASE_TIMEOUT" $MINIVMM --restore "$CLD/S" --restore-mode uffd --clones 2 -o "$CL/term.json" \
+	>"$OUT/clones-term.out" 2>"$OUT/clones-term.err" &
+parent=$!
+for _ in $(seq 1 600); do
+	[ -n "$(pgrep -f -- "-o $CL/term.clones/clone-1.json")" ] && grep -q . "$CL/term.clones/clone-1.log" 2>/dev/null && break
+	sleep 0.1
+done
+kill -TERM $parent
+rc=0
+wait $parent || rc=$?
+if [ $rc = 130 ] && grep -q 'interrupted (Terminated): every clone was stopped' "$OUT/clones-term.err"; then
+	pass clones-term
+else
+	fail clones-term "exit $rc: $(head -c 400 "$OUT/clones-term.err")"
+fi
+jq_true clones-term-results "$CL/term.json" '.exit.status == 130 and .clones.n == 2'
+[ -z "$(pgrep -f -- "-o $CL/term.clones/clone-")" ] && pass clones-term-none-left ||
+	fail clones-term-none-left "$(pgrep -fa -- "-o $CL/term.clones/clone-")"
 rm -rf "$CLD"

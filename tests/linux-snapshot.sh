@@ -59,6 +59,16 @@ else
 		expect lsnap-restore-$m 0 '' '' -- $MINIVMM $T --restore "$LSD/S1" --restore-mode $m -o "$LS/$m.json"
 		lx_restored_ok lsnap-restore-$m "$LS/$m.json" $m
 	done
+	# KVM's counters: where KVM has KVM_PRE_FAULT_MEMORY, populate's first pass after the
+	# restore takes no second-level fault; copy's takes one per page it touches first.
+	if jq -e '.platform.pre_fault_memory' "$LS/populate.json" >/dev/null 2>&1; then
+		jq_true lsnap-populate-no-npt-faults "$LS/populate.json" \
+			'[.timeline[] | select(.phase == "first_useful_work") | .stats.pf_taken] == [0]'
+		jq_true lsnap-copy-npt-faults "$LS/copy.json" \
+			'[.timeline[] | select(.phase == "first_useful_work") | .stats.pf_taken][0] > 1000'
+	else
+		skip lsnap-populate-no-npt-faults "no KVM_PRE_FAULT_MEMORY on this KVM"
+	fi
 	# The modes userfaultfd pages: refused before anything runs (exit 3; a re-delivered timer
 	# interrupt panics about 1 restore of 4 in the emulated host), unless --kernel-anyway.
 	for m in uffd background replay minor; do

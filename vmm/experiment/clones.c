@@ -56,6 +56,36 @@ struct burst {
 	void *map;	  /* its one mapping of the memory file */
 };
 
+/*
+ * SIGINT or SIGTERM to the parent: passed on to every clone as SIGTERM (a
+ * terminal's ^C reaches them itself), and the parent ends as they do, with
+ * what they reported written and its status EXIT_INTERRUPTED.
+ */
+static volatile sig_atomic_t stop_signal;
+static const struct clone *volatile stop_clones;
+static volatile unsigned stop_n;
+
+static void on_stop(int sig)
+{
+	const struct clone *c = stop_clones;
+
+	stop_signal = sig;
+	for (unsigned i = 0; c && i < stop_n; i++)
+		if (c[i].pid > 0)
+			kill(c[i].pid, SIGTERM);
+}
+
+static void catch_stop(const struct burst *b)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	stop_clones = b->c;
+	stop_n = b->n;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 /* The memory file's bytes with data (its allocated blocks: holes read as zeros). */
 static uint64_t data_bytes(int fd)
 {
@@ -183,6 +213,8 @@ static void child(const struct burst *b, unsigned i, int fd, int gate, char **ar
 	int log = open(b->c[i].log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	char byte;
 
+	signal(SIGINT, SIG_DFL); /* the parent's on_stop is not the clone's */
+	signal(SIGTERM, SIG_DFL);
 	if (log < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0 ||
 	    fcntl(fd, F_SETFD, 0) < 0)
 		_exit(EXIT_HOST);
@@ -696,6 +728,7 @@ int clones_main(const struct config *cfg, struct env *env, struct outputs *o)
 		free(b.c);
 		return EXIT_HOST;
 	}
+	catch_stop(&b);
 	e = spawn(&b);
 	if (e)
 		fprintf(stderr,
@@ -717,6 +750,12 @@ int clones_main(const struct config *cfg, struct env *env, struct outputs *o)
 	}
 	if (e && status == EXIT_GUEST_OK)
 		status = EXIT_HOST;
+	if (stop_signal) {
+		fprintf(stderr,
+			"minivmm: --clones: interrupted (%s): every clone was stopped\n",
+			strsignal(stop_signal));
+		status = EXIT_INTERRUPTED;
+	}
 	env_complete(env);
 	if (o->file[OUTPUT_RESULTS].fd >= 0) {
 		int w = json_write_fd(o->file[OUTPUT_RESULTS].fd, build_json, &b);
