@@ -160,8 +160,7 @@ int main(int argc, char **argv)
 	if (cfg.restore_dir && (status = load_restore(&cfg)))
 		return status;
 	/* A clone of --clones in uffd mode: its faults go to the parent's handler, unless each has its own. */
-	if (cfg.clone_hold_fd >= 0 && !cfg.clone_handler_own && cfg.restore_mode &&
-	    !strcmp(cfg.restore_mode->name, "uffd"))
+	if (cfg.clone_hold_fd >= 0 && clones_handler(&cfg) == CLONE_HANDLER_SHARED)
 		cfg.vm.uffd_external_fd = cfg.clone_hold_fd;
 	/*
 	 * stdout gets a buffer of its own now, line-buffered whatever it is: a

@@ -51,8 +51,8 @@ struct burst {
 	double t0;
 	struct uffd_server
 		*server;  /* --clone-handler shared, uffd mode: this process's */
-	int handler;	  /* uffd mode: 1 shared, 2 each its own; else 0 */
 	unsigned threads; /* the shared handler's */
+	int status;	  /* the parent's exit status, once the clones ended */
 	void *map;	  /* its one mapping of the memory file */
 };
 
@@ -84,6 +84,13 @@ static void catch_stop(const struct burst *b)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+enum clone_handler clones_handler(const struct config *cfg)
+{
+	if (!cfg->restore_mode || strcmp(cfg->restore_mode->name, "uffd"))
+		return CLONE_HANDLER_NONE;
+	return cfg->clone_handler_own ? CLONE_HANDLER_OWN : CLONE_HANDLER_SHARED;
 }
 
 /* The memory file's bytes with data (its allocated blocks: holes read as zeros). */
@@ -119,15 +126,10 @@ static void need(const struct burst *b, uint64_t *per_clone, uint64_t *shared)
 static uint64_t mem_available(void)
 {
 	char text[8192];
-	int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	text[n] = 0;
-	return mm_meminfo_bytes(text, "MemAvailable");
+	return mm_read_text("/proc/meminfo", text, sizeof(text))
+		       ? 0
+		       : mm_meminfo_available(text);
 }
 
 /* Refused before any clone starts: more than this machine's memory holds. 0 or EXIT_HOST. */
@@ -450,7 +452,7 @@ static int start_server(struct burst *b)
 {
 	const struct config *cfg = b->cfg;
 
-	if (strcmp(cfg->restore_mode->name, "uffd") || cfg->clone_handler_own)
+	if (clones_handler(cfg) != CLONE_HANDLER_SHARED)
 		return 0;
 	b->map = mmap(NULL, b->ram_bytes, PROT_READ, MAP_SHARED, cfg->restore->mem_fd, 0);
 	if (b->map == MAP_FAILED) {
@@ -546,6 +548,21 @@ static int clone_status(const struct clone *c)
 	return c->reaped ? WEXITSTATUS(c->wstatus) : EXIT_HOST;
 }
 
+/* The clones' memory and handler faults, summed. */
+static void totals(const struct burst *b, struct clone_mem *sum,
+		   unsigned long long *faults)
+{
+	*sum = (struct clone_mem){ 0 };
+	*faults = 0;
+	for (unsigned i = 0; i < b->n; i++) {
+		const struct clone_mem *m = &b->c[i].mem;
+
+		sum->rss += m->rss, sum->pss += m->pss, sum->anon += m->anon;
+		sum->file += m->file, sum->shmem += m->shmem;
+		*faults += b->c[i].faults;
+	}
+}
+
 static double mib(uint64_t b)
 {
 	return (double)b / (1 << 20);
@@ -554,17 +571,20 @@ static double mib(uint64_t b)
 static void print(const struct burst *b)
 {
 	struct tail f = tail_of(b, 0), r = tail_of(b, 1);
-	struct clone_mem sum = { 0 };
-	unsigned long long faults = 0;
+	enum clone_handler h = clones_handler(b->cfg);
+	struct clone_mem sum;
+	unsigned long long faults;
 	char why[160], threads[16];
 
+	totals(b, &sum, &faults);
 	snprintf(threads, sizeof(threads), "%u", b->threads);
 	printf("clones: %u restores of %s (--restore-mode %s%s%s), started together (%.1f ms from the first fork to the last released); their files in %s\n",
 	       b->n, b->cfg->restore_dir, b->cfg->restore_mode->name,
-	       b->handler == 1	 ? ", one shared handler process, this one, threads "
-	       : b->handler == 2 ? ", each clone its own handlers"
-				 : "",
-	       b->handler == 1 ? threads : "", b->spawn_ms,
+	       h == CLONE_HANDLER_SHARED
+		       ? ", one shared handler process, this one, threads "
+	       : h == CLONE_HANDLER_OWN ? ", each clone its own handlers"
+					: "",
+	       h == CLONE_HANDLER_SHARED ? threads : "", b->spawn_ms,
 	       b->dir_temporary ? "a temporary directory, removed" : b->dir);
 	printf("%6s %8s %7s %12s %12s %9s %10s %10s %10s\n", "clone", "pid", "status",
 	       "restore_ms", "first_uw_ms", "h_faults", "Pss_MiB", "anon_MiB",
@@ -572,9 +592,6 @@ static void print(const struct burst *b)
 	for (unsigned i = 0; i < b->n; i++) {
 		const struct clone *c = &b->c[i];
 
-		sum.rss += c->mem.rss, sum.pss += c->mem.pss, sum.anon += c->mem.anon;
-		sum.file += c->mem.file, sum.shmem += c->mem.shmem;
-		faults += c->faults;
 		if (ending(c, why, sizeof(why))) {
 			printf("%6u %8d %7d  %s\n", i, (int)c->pid, clone_status(c), why);
 			continue;
@@ -607,31 +624,24 @@ static void json_tail(struct json *j, const char *key, struct tail t)
 static void build_json(struct json *j, const void *arg)
 {
 	const struct burst *b = arg;
-	struct clone_mem sum = { 0 };
-	uint64_t faults = 0;
+	enum clone_handler h = clones_handler(b->cfg);
+	struct clone_mem sum;
+	unsigned long long faults;
 	unsigned ok = 0;
-	int status = EXIT_GUEST_OK;
 
-	for (unsigned i = 0; i < b->n; i++) {
-		const struct clone *c = &b->c[i];
-
-		sum.rss += c->mem.rss, sum.pss += c->mem.pss, sum.anon += c->mem.anon;
-		sum.file += c->mem.file, sum.shmem += c->mem.shmem;
-		faults += c->faults;
-		ok += clone_status(c) == EXIT_GUEST_OK;
-		if (clone_status(c) != EXIT_GUEST_OK && status == EXIT_GUEST_OK)
-			status = parent_status(c, clone_status(c));
-	}
+	totals(b, &sum, &faults);
+	for (unsigned i = 0; i < b->n; i++)
+		ok += clone_status(&b->c[i]) == EXIT_GUEST_OK;
 	json_begin_object(j, NULL);
 	results_header_json(b->env, j);
 	json_begin_object(j, "clones");
 	json_bytes(j, "snapshot", b->cfg->restore_dir);
 	json_string(j, "restore_mode", b->cfg->restore_mode->name);
 	json_string(j, "handler",
-		    b->handler == 1   ? "shared"
-		    : b->handler == 2 ? "own"
-				      : NULL);
-	if (b->handler == 1)
+		    h == CLONE_HANDLER_SHARED ? "shared"
+		    : h == CLONE_HANDLER_OWN  ? "own"
+					      : NULL);
+	if (h == CLONE_HANDLER_SHARED)
 		json_u64(j, "handler_threads", b->threads);
 	json_u64(j, "n", b->n);
 	json_u64(j, "finished", ok);
@@ -670,7 +680,7 @@ static void build_json(struct json *j, const void *arg)
 	json_end_array(j);
 	json_end_object(j);
 	json_begin_flat_object(j, "exit");
-	json_i64(j, "status", status);
+	json_i64(j, "status", b->status);
 	json_end_object(j);
 	json_end_object(j);
 }
@@ -717,8 +727,6 @@ int clones_main(const struct config *cfg, struct env *env, struct outputs *o)
 	}
 	/* A clone that dies must not take the parent with it (its channel's write). */
 	signal(SIGPIPE, SIG_IGN);
-	if (!strcmp(cfg->restore_mode->name, "uffd"))
-		b.handler = cfg->clone_handler_own ? 2 : 1;
 	e = start_server(&b);
 	if (e) {
 		fprintf(stderr, "minivmm: --clones: the shared userfaultfd handler: %s\n",
@@ -757,6 +765,7 @@ int clones_main(const struct config *cfg, struct env *env, struct outputs *o)
 		status = EXIT_INTERRUPTED;
 	}
 	env_complete(env);
+	b.status = status;
 	if (o->file[OUTPUT_RESULTS].fd >= 0) {
 		int w = json_write_fd(o->file[OUTPUT_RESULTS].fd, build_json, &b);
 

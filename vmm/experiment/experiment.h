@@ -55,5 +55,12 @@ int restore_cache_bytes(int fd, uint64_t size, uint64_t *out);
  * clone's (EXIT_HOST for one killed by a signal).
  */
 int clones_main(const struct config *cfg, struct env *env, struct outputs *o);
+/* Who resolves a uffd clone's faults (--restore-mode uffd with --clones, and in each clone). */
+enum clone_handler {
+	CLONE_HANDLER_NONE, /* not --restore-mode uffd */
+	CLONE_HANDLER_SHARED, /* the parent's threads (--clone-handler shared[:T], the default) */
+	CLONE_HANDLER_OWN /* each clone its own (--clone-handler own) */
+};
+enum clone_handler clones_handler(const struct config *cfg);
 
 #endif /* MINIVMM_EXPERIMENT_H */

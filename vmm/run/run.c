@@ -149,7 +149,7 @@ static void enter_sandbox(struct run *r, enum sandbox_role role, int vcpu_fd,
 		if (paging_main_dirfd(r->paging) >= 0)
 			dirs[f.ndirs++] = paging_main_dirfd(r->paging);
 	}
-	/* A clone of --clones writes its report to its parent there, then polls it (experiment.c). */
+	/* A clone of --clones writes its report to its parent there, then polls it (clone_hold). */
 	if (role == SANDBOX_MAIN && r->cfg->clone_hold_fd >= 0)
 		out[f.nout++] = r->cfg->clone_hold_fd;
 	f.stats_fds = kvmstats_fds(r->stats, &f.nstats);
