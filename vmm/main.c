@@ -112,8 +112,9 @@ static int load_restore(struct config *cfg)
 	 * nested page fault on a kernel stack page whose EXITINTINFO is a #PF
 	 * (error code 3) at a kernel entry point; re-injected, it runs the entry
 	 * code with the user's GS base into the stack's guard page. The emulated
-	 * CPU raised that #PF (no exit came between); copy, private and
-	 * populate never failed. Refused, unless --kernel-anyway (docs/guide.md).
+	 * CPU raised that #PF (no exit came between). A two-vCPU copy restore
+	 * failed the same way once (lazily built NPT is enough): rarer there,
+	 * so only the uffd modes are refused, unless --kernel-anyway (docs/guide.md).
 	 */
 	if (restored.v.lx && !cfg->vm.kernel_anyway &&
 	    (cfg->restore_mode->needs &
