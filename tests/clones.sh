@@ -36,6 +36,15 @@ clones_ok() {
 			"$CL/$name.clones/clone-$k.log" && [ -s "$CL/$name.clones/clone-$k.json" ] && ok=$((ok + 1))
 	done
 	[ $ok = $N ] && pass "$name-each-checksum" || fail "$name-each-checksum" "$ok of $N clones' logs say match"
+	# The parent says what the clones' KVM was: an emulated host's times are labelled so.
+	local emu
+	emu=$(jq -r '.platform.emulated' "$CL/$name.clones/clone-0.json" 2>/dev/null)
+	if [ "$(jq -r .clones.emulated "$CL/$name.json")" = "$emu" ] &&
+		{ [ "$emu" != true ] || grep -q '^EMULATED host (QEMU TCG)' "$OUT/$name.out"; }; then
+		pass "$name-emulated-label"
+	else
+		fail "$name-emulated-label" "clone 0 says emulated $emu; the parent: $(jq -c .clones.emulated "$CL/$name.json")"
+	fi
 	grep -q '^first useful work (exec to the guest.s first pass done), of '$N' clones: p50 ' "$OUT/$name.out" &&
 		pass "$name-printed" || fail "$name-printed" "$(head -c 400 "$OUT/$name.out")"
 }

@@ -32,6 +32,7 @@ struct clone {
 	int status; /* as it reported it; -1: it never did */
 	double fuw_ms, restore_ms;
 	unsigned long long faults;
+	int emulated; /* its KVM is the emulated host's: its times are emulation */
 	struct clone_mem mem;
 	char line[CLONE_LINE_BYTES];
 	size_t len;
@@ -274,8 +275,8 @@ static int spawn(struct burst *b)
 static void parse_line(struct clone *c)
 {
 	if (sscanf(c->line,
-		   "clone status %d first_useful_work_ms %lf restore_ms %lf handler_faults %llu",
-		   &c->status, &c->fuw_ms, &c->restore_ms, &c->faults) == 4)
+		   "clone status %d first_useful_work_ms %lf restore_ms %lf handler_faults %llu emulated %d",
+		   &c->status, &c->fuw_ms, &c->restore_ms, &c->faults, &c->emulated) == 5)
 		c->held = 1;
 }
 
@@ -548,6 +549,15 @@ static int clone_status(const struct clone *c)
 	return c->reaped ? WEXITSTATUS(c->wstatus) : EXIT_HOST;
 }
 
+/* Whether any clone's KVM was the emulated host's (its times are emulation). */
+static int emulated(const struct burst *b)
+{
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->c[i].emulated)
+			return 1;
+	return 0;
+}
+
 /* The clones' memory and handler faults, summed. */
 static void totals(const struct burst *b, struct clone_mem *sum,
 		   unsigned long long *faults)
@@ -601,6 +611,8 @@ static void print(const struct burst *b)
 		       mib(c->mem.pss), mib(c->mem.anon),
 		       mib(c->mem.file + c->mem.shmem));
 	}
+	if (emulated(b))
+		printf("EMULATED host (QEMU TCG): the memory and KVM's counts are real, the times are an emulated machine's\n");
 	printf("first useful work (exec to the guest's first pass done), of %u clones: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n",
 	       f.n, f.p50, f.p95, f.max);
 	printf("restore latency (exec to the guest resumed): p50 %.1f ms, p95 %.1f ms, max %.1f ms; handler faults %llu in all\n",
@@ -643,6 +655,7 @@ static void build_json(struct json *j, const void *arg)
 					      : NULL);
 	if (h == CLONE_HANDLER_SHARED)
 		json_u64(j, "handler_threads", b->threads);
+	json_bool(j, "emulated", emulated(b));
 	json_u64(j, "n", b->n);
 	json_u64(j, "finished", ok);
 	json_ms(j, "spawn_ms", b->spawn_ms);

@@ -711,7 +711,7 @@ static void run_guest(struct run *r)
 /*
  * A clone of --clones (vmm/experiment/clones.c), its guest ended, its RAM
  * still mapped: one line to the parent (its status, first useful work,
- * restore latency, handler faults), then it holds its memory until the
+ * restore latency, handler faults, whether the host is emulated), then it holds its memory until the
  * parent, having measured every clone's, writes or hangs up (poll: the
  * main thread's filter has no read).
  */
@@ -731,8 +731,9 @@ static void clone_hold(struct run *r, int status)
 		faults = (unsigned long long)pf.total->faults;
 	n = snprintf(
 		line, sizeof(line),
-		"clone status %d first_useful_work_ms %.3f restore_ms %.3f handler_faults %llu\n",
-		status, s.ms[SUM_FIRST_USEFUL_WORK], s.ms[SUM_SETUP], faults);
+		"clone status %d first_useful_work_ms %.3f restore_ms %.3f handler_faults %llu emulated %d\n",
+		status, s.ms[SUM_FIRST_USEFUL_WORK], s.ms[SUM_SETUP], faults,
+		vm_platform(r->vm)->emulated);
 	if (write(p.fd, line, (size_t)n) != n)
 		return; /* the parent is gone: nothing to hold for */
 	while (poll(&p, 1, -1) < 0 && errno == EINTR)
