@@ -13,9 +13,9 @@
                           bench/seed-three's table: the minivmm guest, the Linux guest
                           (- when it did not run; counts: its clock is not this run's)
                           and the host
-  clones SAMPLES CPUS PREFIX
+  clones SAMPLES CPUS PREFIX [NOTE]
                           bench/clones' report from its samples.tsv (CPUS: the
-                          machine's), and its plot PREFIX.svg
+                          machine's), and its plot PREFIX.svg (NOTE over it)
 Every command exits 2 on a usage error and 1 on bad input, with one message.
 """
 import os
@@ -99,9 +99,10 @@ def main(argv):
             print(seedthree.render(seedthree.guest_cells(args[0]), linux, seedthree.host_cells(args[2]), args[4],
                                    args[3] == "timed"))
         elif cmd == "clones":
-            if len(args) != 3:
-                return _usage("clones takes SAMPLES CPUS PREFIX")
-            print("\n".join(clones.report(args[0], _whole(args[1], "CPUS"), args[2])))
+            if len(args) not in (3, 4):
+                return _usage("clones takes SAMPLES CPUS PREFIX [NOTE]")
+            note = args[3] if len(args) == 4 else ""
+            print("\n".join(clones.report(args[0], _whole(args[1], "CPUS"), args[2], note)))
         else:
             return _usage("no command '%s'" % cmd)
     except ValueError as e:

@@ -86,7 +86,7 @@ def targets(med, cpus):
     return lines
 
 
-def plot(med, modes, prefix):
+def plot(med, modes, prefix, note=""):
     if not gnuplot.available():
         return "plot: " + gnuplot.MISSING
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,7 +111,8 @@ def plot(med, modes, prefix):
         script = os.path.join(tmp, "p.gp")
         with open(script, "w") as f:
             f.write("set terminal svg size 1100,480 dynamic\nset output %s\n" % gnuplot.quote(prefix + ".svg"))
-            f.write("set multiplot layout 1,2\nset logscale x 2\nset key top left\nset grid\n")
+            f.write("set multiplot layout 1,2%s\n" % (" title " + gnuplot.quote(note) if note else ""))
+            f.write("set logscale x 2\nset key top left\nset grid\n")
             f.write("set xlabel \"clones (N)\"\nset ylabel \"p95 first useful work, ms\"\n")
             f.write("set title \"p95 first useful work per clone\"\nplot %s\n" % ", ".join(plots_t))
             f.write("set ylabel \"MiB\"\nset title \"host memory: the clones' summed Pss\"\nplot %s\n" %
@@ -121,7 +122,8 @@ def plot(med, modes, prefix):
     return "plot: %s.svg" % prefix if ok else "plot: gnuplot failed: %s" % err
 
 
-def report(samples, cpus, prefix):
+def report(samples, cpus, prefix, note=""):
+    """note: a line over the plot (bench/clones: the platform, EMULATED where it is)."""
     rows = read(samples)
     if not rows:
         return ["no bursts finished: nothing to report"]
@@ -134,5 +136,5 @@ def report(samples, cpus, prefix):
     lines += table(med, modes)
     lines.append("")
     lines += targets(med, cpus)
-    lines.append(plot(med, modes, prefix))
+    lines.append(plot(med, modes, prefix, note))
     return lines
