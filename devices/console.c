@@ -12,15 +12,17 @@ struct line {
 	size_t len;
 };
 
-#define TAIL_BYTES 2048
+#define TAIL_BYTES   2048
+#define REPORT_BYTES 240
 
 struct console {
 	FILE *out;
 	int quiet;
 	pthread_mutex_t lock; /* everything below */
 	uint64_t bytes, dropped;
-	char tail[TAIL_BYTES]; /* the last output, kept even when quiet (a ring) */
-	size_t tail_at;	       /* bytes ever put into tail */
+	char tail[TAIL_BYTES];	   /* the last output, kept even when quiet (a ring) */
+	size_t tail_at;		   /* bytes ever put into tail */
+	char report[REPORT_BYTES]; /* the first line a Linux guest's oops begins with */
 	uint8_t com1_regs[8];
 	uint8_t dl[2]; /* the divisor latch (DLL, DLM: DLAB set) */
 	/* The 8250's transmit interrupt, for a guest given an IRQ line (console_set_irq). */
@@ -52,12 +54,42 @@ void console_free(struct console *c)
 	free(c);
 }
 
+/*
+ * The first line of a Linux guest's first oops: what went wrong, which the
+ * panic that ends the run (its "Fatal exception") no longer says, and which
+ * a long oops pushes out of the tail. Lines from COM1 come one per write.
+ */
+static const char *const report_marks[] = { "BUG: ", "Oops: ", "kernel BUG at ",
+					    "general protection fault" };
+
+static void note_report(struct console *c, const char *buf, size_t len)
+{
+	const char *m = NULL;
+	size_t n;
+
+	if (c->report[0])
+		return;
+	for (size_t i = 0; i < sizeof(report_marks) / sizeof(report_marks[0]) && !m; i++)
+		m = memmem(buf, len, report_marks[i], strlen(report_marks[i]));
+	if (!m)
+		return;
+	/* The whole line: back to its start (the kernel's timestamp), up to its end. */
+	while (m > buf && m[-1] != '\n')
+		m--;
+	for (n = 0; m + n < buf + len && m[n] != '\n' && n < REPORT_BYTES - 1; n++)
+		c->report[n] = m[n] == '\r' || m[n] == '\0' ? ' ' : m[n];
+	while (n && c->report[n - 1] == ' ')
+		n--;
+	c->report[n] = '\0';
+}
+
 /* Everything the guest prints ends here; past CONSOLE_LIMIT_BYTES it is counted, not kept. */
 void console_write(struct console *c, const char *buf, size_t len)
 {
 	size_t keep;
 
 	pthread_mutex_lock(&c->lock);
+	note_report(c, buf, len);
 	keep = c->bytes >= CONSOLE_LIMIT_BYTES ? 0 : CONSOLE_LIMIT_BYTES - c->bytes;
 	if (keep > len)
 		keep = len;
@@ -82,6 +114,22 @@ void console_flush(struct console *c, unsigned vcpu)
 	if (l->len)
 		console_write(c, l->buf, l->len);
 	l->len = 0;
+}
+
+size_t console_report(struct console *c, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!len)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	n = strnlen(c->report, sizeof(c->report));
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, c->report, n);
+	buf[n] = '\0';
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 struct console_counts console_counts(struct console *c)

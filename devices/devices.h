@@ -101,6 +101,8 @@ void console_uart_get(struct console *c, struct console_uart_state *s);
 void console_uart_set(struct console *c, const struct console_uart_state *s);
 /* The last (up to len) bytes the guest printed, quiet or not: how many were copied. */
 size_t console_tail(struct console *c, char *buf, size_t len);
+/* The first line of the guest's first oops ("BUG: ...", "Oops: ..."), NUL-ended; 0: none. */
+size_t console_report(struct console *c, char *buf, size_t len);
 void console_free(struct console *c);
 
 /* hypercall.c: the hypercall port. */

@@ -105,25 +105,6 @@ static int load_restore(struct config *cfg)
 	cfg->vm.guest_argv = (char **)restored.argv;
 	if (!cfg->restore_mode)
 		cfg->restore_mode = &restore_modes[0];
-	/*
-	 * A Linux guest whose RAM userfaultfd pages: in the emulated host 5 of
-	 * 20 traced restores panicked. KVM's trace of each: the vCPU entered at
-	 * a user RIP with the timer interrupt injected, and the next exit was a
-	 * nested page fault on a kernel stack page whose EXITINTINFO is a #PF
-	 * (error code 3) at a kernel entry point; re-injected, it runs the entry
-	 * code with the user's GS base into the stack's guard page. The emulated
-	 * CPU raised that #PF (no exit came between). A two-vCPU copy restore
-	 * failed the same way once (lazily built NPT is enough): rarer there,
-	 * so only the uffd modes are refused, unless --kernel-anyway (docs/guide.md).
-	 */
-	if (restored.v.lx && !cfg->vm.kernel_anyway &&
-	    (cfg->restore_mode->needs &
-	     (RESTORE_NEEDS_UFFD | RESTORE_NEEDS_UFFD_MINOR))) {
-		fprintf(stderr,
-			"minivmm: --restore %s --restore-mode %s: a Linux guest paged by userfaultfd panics in about 1 restore of 4 here (the emulated CPU raises a #PF on a kernel entry point while a stack page faults in: docs/guide.md): use copy, private or populate, or add --kernel-anyway to try it\n",
-			cfg->restore_dir, cfg->restore_mode->name);
-		return EXIT_HOST;
-	}
 	e = restore_mode_usable(cfg->restore_mode, &restored, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "minivmm: %s\n", err);

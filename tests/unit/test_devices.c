@@ -295,3 +295,35 @@ void test_pio_register(void)
 	console_free(con);
 	run_free(r);
 }
+
+/*
+ * A Linux guest's oops: its first line ("BUG: ..."), \r and all, is kept
+ * while the rest scrolls past the tail; a second oops does not replace it.
+ */
+void test_console_report(void)
+{
+	struct console *c = console_create(1, stdout, 1);
+	char buf[300], filler[200];
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_EQ(console_report(c, buf, sizeof(buf)), 0);
+	CHECK(buf[0] == '\0');
+	console_write(c, "[    1.0] Run /init as init process\r\n", 38);
+	CHECK_EQ(console_report(c, buf, sizeof(buf)), 0);
+	console_write(c,
+		      "[    6.9] BUG: ENTRY_TRAMPOLINE stack guard page was hit at x\r\n",
+		      64);
+	memset(filler, 'x', sizeof(filler));
+	for (int i = 0; i < 100; i++) /* 20 KB of trace: far more than the tail keeps */
+		console_write(c, filler, sizeof(filler));
+	console_write(c, "[    7.0] Oops: general protection fault\r\n", 43);
+	CHECK(console_report(c, buf, sizeof(buf)) > 0);
+	CHECK(!strcmp(buf,
+		      "[    6.9] BUG: ENTRY_TRAMPOLINE stack guard page was hit at x"));
+	/* A short buffer: cut, still a string. */
+	CHECK_EQ(console_report(c, buf, 10), 9);
+	CHECK(!strcmp(buf, "[    6.9]"));
+	console_free(c);
+}

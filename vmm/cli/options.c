@@ -1021,7 +1021,7 @@ static const struct opt {
 	  no_argument,
 	  NULL,
 	  { "--kernel on PVM, where guest kernel code is emulated (Debian's kernel",
-	    "stops in its decompressor), or a Linux guest's restore by userfaultfd: try anyway" },
+	    "stops in its decompressor), and a Linux guest's --restore there: try anyway" },
 	  NULL,
 	  NULL,
 	  flag_kernel_anyway },

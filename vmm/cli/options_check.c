@@ -185,7 +185,7 @@ int options_check(struct config *cfg)
 	}
 	if (check_snapshot(cfg, msg, sizeof(msg)))
 		return bad("%s", msg);
-	/* A --restore may be of a Linux guest: --kernel-anyway applies to it (main.c). */
+	/* A --restore may be of a Linux guest: --kernel-anyway applies to it (run_linux_refused). */
 	if ((cfg->vm.initrd_path || cfg->vm.cmdline ||
 	     (cfg->vm.kernel_anyway && !cfg->restore_dir)) &&
 	    !cfg->vm.kernel_path)

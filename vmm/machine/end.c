@@ -141,6 +141,18 @@ const char *vm_end_message(const struct vm *vm)
 	return vm->message;
 }
 
+void vm_set_report(struct vm *vm, const char *report)
+{
+	pthread_mutex_lock(&vm->lock);
+	snprintf(vm->report, sizeof(vm->report), "%s", report);
+	pthread_mutex_unlock(&vm->lock);
+}
+
+const char *vm_report(const struct vm *vm)
+{
+	return vm->report;
+}
+
 const char *vm_end_reason(const struct vm *vm)
 {
 	return run_end_row(vm->end)->reason;

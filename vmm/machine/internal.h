@@ -48,9 +48,11 @@ struct vm {
 	enum run_end end; /* read without the lock by vm_stopping() */
 	int status;	  /* guest's exit status, when end == END_GUEST_EXIT or _USAGE */
 	char message[VM_MESSAGE_BYTES];
-	unsigned running;     /* vCPU threads still in their run loop */
-	uint64_t entry_flags; /* every vCPU's RCX at entry: MVM_ENTRY_* */
-	int pausing;	      /* vm_pause: the end is a pause for a snapshot (pause.c) */
+	char report
+		[VM_REPORT_BYTES]; /* a Linux guest's first oops line (vm_set_report) */
+	unsigned running;	   /* vCPU threads still in their run loop */
+	uint64_t entry_flags;	   /* every vCPU's RCX at entry: MVM_ENTRY_* */
+	int pausing; /* vm_pause: the end is a pause for a snapshot (pause.c) */
 	struct {
 		int ready;	       /* vm_snapshot_prepare done */
 		int hold;	       /* vCPU threads park at their pause points */

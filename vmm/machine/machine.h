@@ -366,6 +366,10 @@ int vm_exit_status(const struct vm *vm);
 int vm_guest_status(const struct vm *vm); /* when vm_end() is END_GUEST_EXIT or _USAGE */
 const char *vm_end_reason(const struct vm *vm); /* "not-started" before setup ran */
 const char *vm_end_message(const struct vm *vm);
+#define VM_REPORT_BYTES 240
+/* What the guest said went wrong first (a Linux oops' first line): "" when nothing. */
+void vm_set_report(struct vm *vm, const char *report);
+const char *vm_report(const struct vm *vm);
 void vm_wake_main(struct vm *vm); /* from any thread */
 
 /* wait.c: the main thread's one wait. */

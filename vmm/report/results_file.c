@@ -106,6 +106,8 @@ static void exit_json(struct json *j, const struct vm *vm, int status)
 	if (vm_end(vm) == END_GUEST_EXIT || vm_end(vm) == END_GUEST_USAGE)
 		json_i64(j, "guest_status", vm_guest_status(vm));
 	json_string(j, "message", vm_end_message(vm));
+	if (vm_report(vm)[0])
+		json_string(j, "first_report", vm_report(vm));
 	json_end_object(j);
 }
 

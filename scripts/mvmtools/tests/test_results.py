@@ -1,5 +1,6 @@
 """Reading results files; THE table-row rule."""
 import os
+import shutil
 import tempfile
 import unittest
 
@@ -44,6 +45,7 @@ class TableRows(unittest.TestCase):
 class Load(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp, True)
 
     def write(self, name, text):
         p = os.path.join(self.tmp, name)
