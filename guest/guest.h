@@ -143,8 +143,11 @@ static inline void frontier_mark(struct frontier *f, uint64_t done, uint64_t las
 						   .last_gpa = last_gpa };
 	f->done = done;
 }
-/* Write one byte per page of [p, p + bytes), the next part of the pass, taking the points. */
-void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, char v);
+/* Write v to one byte per page of [p, p + bytes) (or read it: TOUCH_READ), taking the points. */
+#define TOUCH_READ (-1)
+void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, int v);
+/* One byte per page of [p, p + bytes): v written, or (TOUCH_READ) read. */
+void pages_touch(volatile char *p, uint64_t bytes, int v);
 /* vCPU 0, after the last measurement: the order records, then every vCPU's points. */
 void progress_send(const struct mvm_rec_order *orders, const struct frontier *fs,
 		   uint32_t n);

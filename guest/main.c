@@ -13,7 +13,8 @@ static const struct workload workloads[] = {
 	  "      sweep's sizes in the direct map: no guest faults, the hypervisor's first\n"
 	  "      touch alone; pass 1 records its touch frontier every --progress-mib MiB\n"
 	  "      (default: a power of two giving at most 256 points per vCPU; 0: none);\n"
-	  "      --snapshot-after N: minivmm --snapshot saves the VM after pass N",
+	  "      --snapshot-after N: minivmm --snapshot saves the VM after pass N;\n"
+	  "      --read-after-snapshot: the passes after it read their pages (its clones share them)",
 	  NULL, flat_main, 1 },
 	{ "perm",
 	  "perm [--mib N] [--iterations N] [--seed S] [--stride PAGES | --blocks PAGES]\n"

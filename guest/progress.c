@@ -47,18 +47,32 @@ void frontier_restart(struct frontier *f, uint32_t iteration)
 }
 
 /*
- * The inner loop is touch()'s (sweep.c): between two points it runs
+ * The inner loop is pages_touch's: between two points it runs
  * untouched; a point costs one TSC read and one store to guest memory. The
  * first call takes the start point, the call that completes the pass the
  * end point (unless a stride point fell there).
  */
-void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, char v)
+/* Write 0xfe (as OSv does) or read one byte per 4 KiB page: the loop the tables time. */
+void pages_touch(volatile char *p, uint64_t bytes, int v)
+{
+	char sink = 0;
+
+	if (v == TOUCH_READ) {
+		for (uint64_t off = 0; off < bytes; off += PAGE)
+			sink ^= p[off];
+		__asm__ volatile("" : : "r"(sink));
+		return;
+	}
+	for (uint64_t off = 0; off < bytes; off += PAGE)
+		p[off] = (char)v;
+}
+
+void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, int v)
 {
 	uint64_t off = 0;
 
 	if (!f->stride) {
-		for (; off < bytes; off += PAGE)
-			p[off] = v;
+		pages_touch(p, bytes, v);
 		return;
 	}
 	if (!f->n)
@@ -68,8 +82,8 @@ void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, char v
 							       : bytes;
 		uint64_t done = f->done + (end - off);
 
-		for (; off < end; off += PAGE)
-			p[off] = v;
+		pages_touch(p + off, end - off, v);
+		off = end;
 		f->done = done;
 		if (done == f->next) {
 			frontier_mark(f, done, (uintptr_t)(p + end - PAGE));

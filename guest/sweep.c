@@ -12,6 +12,7 @@ struct opts {
 	uint64_t progress_mib; /* flat: PROGRESS_AUTO, 0 (none) or the stride */
 	int parallel;
 	uint64_t snap_after; /* flat: --snapshot-after, SNAP_AFTER_NONE */
+	int read_after;	     /* flat: --read-after-snapshot */
 };
 
 /* Shared by every vCPU of a run (CPL3 code runs in one address space). */
@@ -28,6 +29,7 @@ static struct {
 	struct frontier fr[FW_MAX_VCPUS]; /* flat: each vCPU's first pass */
 	struct mvm_rec_order order[FW_MAX_VCPUS];
 	uint64_t useful_at; /* the pass after which first_useful_work is marked */
+	int touch; /* flat: what a pass does to a page: 0xfe written, or TOUCH_READ */
 } run;
 
 #define OPT_MAX (1UL << 30)
@@ -41,12 +43,13 @@ static int parse(const struct ctx *c, struct opts *o, int flat)
 		{ "--parallel", NULL, 0, 0, &o->parallel },
 		{ flat ? "--progress-mib" : NULL, &o->progress_mib, 0, OPT_MAX, NULL },
 		{ "--snapshot-after", &o->snap_after, 0, OPT_MAX, NULL },
+		{ flat ? "--read-after-snapshot" : NULL, NULL, 0, 0, &o->read_after },
 		{ NULL, NULL, 0, 0, NULL },
 	};
 
 	return parse_opts(
 		c, opts,
-		flat ? "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N] [--snapshot-after N]"
+		flat ? "flat [--max-mib N] [--iterations N] [--parallel] [--progress-mib N] [--snapshot-after N] [--read-after-snapshot]"
 		     : "sweep [--max-mib N] [--iterations N] [--parallel]");
 }
 
@@ -95,13 +98,6 @@ static int check_fits(const struct ctx *c, int flat)
 	return -1;
 }
 
-/* Write one byte per 4 KiB page, 0xfe as OSv does: the loop the tables time. Native at CPL3. */
-static void touch(volatile char *p, uint64_t bytes)
-{
-	for (uint64_t off = 0; off < bytes; off += PAGE)
-		p[off] = (char)0xfe;
-}
-
 /* In parallel runs all vCPUs start each phase together; vCPU 0 keeps the wall clock. */
 static void phase(const struct ctx *c, int which)
 {
@@ -132,7 +128,7 @@ static void measure_sweep(const struct ctx *c, struct mvm_rec_sweep *r, uint64_t
 	get_stats(&sm);
 	phase(c, 1);
 	t1 = rdtsc();
-	touch(p, bytes);
+	pages_touch(p, bytes, 0xfe);
 	t2 = rdtsc();
 	get_stats(&s1);
 	phase(c, 2);
@@ -160,9 +156,9 @@ static void measure_flat(const struct ctx *c, struct mvm_rec_sweep *r, char *p,
 	get_stats(&s0);
 	t0 = rdtsc();
 	if (fr)
-		frontier_touch(fr, p, bytes, (char)0xfe);
+		frontier_touch(fr, p, bytes, run.touch);
 	else
-		touch(p, bytes);
+		pages_touch(p, bytes, run.touch);
 	t1 = rdtsc();
 	get_stats(&s1);
 	phase(c, 2);
@@ -246,6 +242,12 @@ static void flat_snapshot(const struct ctx *c, uint64_t pass)
 
 	if (snapshot_take(c, run.flat_region, run.n * share, pass) == MVM_SNAP_RESTORED)
 		snapshot_restarted(run.fr, run.n, &run.useful_at, pass, run.o.iterations);
+	/* A read-mostly workload from here on: clones of the snapshot share what they read. */
+	if (run.o.read_after) {
+		run.touch = TOUCH_READ;
+		printf("%s: the passes after the snapshot read their pages (--read-after-snapshot)\n",
+		       c->argv[0]);
+	}
 }
 
 static int run_sweep(const struct ctx *c, uint32_t workload)
@@ -253,10 +255,16 @@ static int run_sweep(const struct ctx *c, uint32_t workload)
 	int flat = workload == MVM_WL_FLAT;
 
 	if (c->cpu == 0) {
-		run.o = (struct opts){ 0, 5, PROGRESS_AUTO, 0, SNAP_AFTER_NONE };
+		run.o = (struct opts){ 0, 5, PROGRESS_AUTO, 0, SNAP_AFTER_NONE, 0 };
+		run.touch = 0xfe;
 		run.bad = parse(c, &run.o, flat) != 0;
 		run.bad = run.bad ||
 			  (flat && snapshot_plan(c, &run.o.snap_after, run.o.iterations));
+		if (!run.bad && run.o.read_after && run.o.snap_after == SNAP_AFTER_NONE) {
+			printf("guest: %s: --read-after-snapshot needs a snapshot point (--snapshot-after N, or minivmm --snapshot)\n",
+			       c->argv[0]);
+			run.bad = 1;
+		}
 		run.useful_at = 1;
 		run.n = run.o.parallel ? c->info->vcpus : 1;
 		if (!run.o.max_mib)

@@ -7,7 +7,8 @@
 # every clone's faults, or each clone its own, side by side. Bad input: N 0,
 # more clones than memory holds (refused before any starts), a clone killed
 # mid-restore (the others finish; the snapshot is unchanged), SIGTERM to the
-# parent (every clone stopped, exit 130, its file written).
+# parent (every clone stopped, exit 130, its file written). A guest reading after the
+# snapshot shares the file's pages among private clones.
 CL=$OUT/clones
 rm -rf "$CL"
 mkdir -p "$CL"
@@ -61,6 +62,22 @@ case $modes in *minor*)
 	jq_true clones-minor-faults "$CL/clones-minor.json" '.clones.handler_faults > 0' ;;
 *) skip clones-minor "the snapshot is not on tmpfs here ($(stat -f -c %T "$CLD"))" ;;
 esac
+# A guest that reads after the snapshot (flat --read-after-snapshot): private clones share
+# the file's pages, their summed Pss under 1.5 working sets plus what they wrote (the
+# issue's target); the writing guest's private clones copy every page they touch.
+expect clones-read-save 0 '' '' -- \
+	$MINIVMM -q --mem 64M --snapshot "$CLD/R" "$GUEST" -- flat --max-mib 8 --iterations 3 --snapshot-after 1 --read-after-snapshot
+expect clones-private-read 0 '' '' -- $MINIVMM --restore "$CLD/R" --restore-mode private --clones $N -o "$CL/clones-private-read.json"
+clones_ok clones-private-read private
+jq_true clones-private-read-shares "$CL/clones-private-read.json" \
+	'.clones.memory.pss_bytes <= 1.5 * .clones.working_set_bytes + .clones.memory.pss_anon_bytes
+	 and .clones.memory.pss_anon_bytes < .clones.working_set_bytes / 4'
+jq_true clones-private-writes-copy "$CL/clones-private.json" \
+	'.clones.memory.pss_anon_bytes > '$N' * .clones.working_set_bytes / 2'
+grep -q '^flat: the passes after the snapshot read their pages (--read-after-snapshot)$' "$CL/clones-private-read.clones/clone-0.log" &&
+	pass clones-private-read-said || fail clones-private-read-said "$(grep '^flat:' "$CL/clones-private-read.clones/clone-0.log" | head -3)"
+expect clones-read-needs-point 2 'read-after-snapshot needs a snapshot point' '' -- \
+	$MINIVMM -q --mem 64M "$GUEST" -- flat --max-mib 2 --iterations 2 --read-after-snapshot
 # uffd: the parent's one handler thread serves every clone from one mapping of the file;
 # then each clone its own handlers. The same faults either way: every page the guest touches.
 for h in shared shared:2 own; do

@@ -61,14 +61,18 @@ def targets(med, cpus):
     lines = []
     ns = sorted({k[1] for k in med})
     top = ns[-1] if ns else 0
-    c = med.get(("private", top))
-    if c:
+    # private-read: the same, the guest reading after the snapshot (flat --read-after-snapshot).
+    for mode in ("private", "private-read"):
+        c = med.get((mode, top))
+        if not c:
+            continue
         bound = 1.5 * c["ws"] + c["anon"]
-        lines.append("private at N=%d: summed Pss %.1f MiB against 1.5 x one working set (%.1f MiB) + what "
+        lines.append("%s at N=%d: summed Pss %.1f MiB against 1.5 x one working set (%.1f MiB) + what "
                      "the clones wrote (their anonymous Pss, %.1f MiB) = %.1f MiB: ratio %.2f (target <= 1; "
-                     "the file's part %.1f MiB, its page cache %.1f MiB)" % (
-                         top, c["pss"] / MIB, c["ws"] / MIB, c["anon"] / MIB, bound / MIB,
-                         c["pss"] / bound, c["file"] / MIB, c["cache"] / MIB))
+                     "the file's part %.1f MiB, its page cache %.1f MiB; Pss over N x the working set %.2f)" % (
+                         mode, top, c["pss"] / MIB, c["ws"] / MIB, c["anon"] / MIB, bound / MIB,
+                         c["pss"] / bound, c["file"] / MIB, c["cache"] / MIB,
+                         c["pss"] / (top * c["ws"]) if c["ws"] else float("nan")))
     one, many = med.get(("uffd", 1)), med.get(("uffd", top))
     if one and many and top > 1:
         share = max(1.0, top / cpus)
