@@ -46,12 +46,6 @@ void frontier_restart(struct frontier *f, uint32_t iteration)
 	f->iteration = iteration;
 }
 
-/*
- * The inner loop is pages_touch's: between two points it runs
- * untouched; a point costs one TSC read and one store to guest memory. The
- * first call takes the start point, the call that completes the pass the
- * end point (unless a stride point fell there).
- */
 /* Write 0xfe (as OSv does) or read one byte per 4 KiB page: the loop the tables time. */
 void pages_touch(volatile char *p, uint64_t bytes, int v)
 {
@@ -67,6 +61,12 @@ void pages_touch(volatile char *p, uint64_t bytes, int v)
 		p[off] = (char)v;
 }
 
+/*
+ * The inner loop is pages_touch's: between two points it runs
+ * untouched; a point costs one TSC read and one store to guest memory. The
+ * first call takes the start point, the call that completes the pass the
+ * end point (unless a stride point fell there).
+ */
 void frontier_touch(struct frontier *f, volatile char *p, uint64_t bytes, int v)
 {
 	uint64_t off = 0;

@@ -63,15 +63,23 @@ case $modes in *minor*)
 *) skip clones-minor "the snapshot is not on tmpfs here ($(stat -f -c %T "$CLD"))" ;;
 esac
 # A guest that reads after the snapshot (flat --read-after-snapshot): private clones share
-# the file's pages, their summed Pss under 1.5 working sets plus what they wrote (the
-# issue's target); the writing guest's private clones copy every page they touch.
+# the file's pages; the writing guest's private clones copy every page they touch. Side by
+# side, the readers' summed Pss is smaller by over half of N - 1 working sets (all of
+# them: one copy shared), and their anonymous Pss under half the writers' (the issue's
+# bound itself is bench/clones', at 256 MiB: here the VMM's own pages, 5 MiB a clone
+# under the sanitizers, are a third of the 15 MiB working set).
 expect clones-read-save 0 '' '' -- \
 	$MINIVMM -q --mem 64M --snapshot "$CLD/R" "$GUEST" -- flat --max-mib 8 --iterations 3 --snapshot-after 1 --read-after-snapshot
 expect clones-private-read 0 '' '' -- $MINIVMM --restore "$CLD/R" --restore-mode private --clones $N -o "$CL/clones-private-read.json"
 clones_ok clones-private-read private
-jq_true clones-private-read-shares "$CL/clones-private-read.json" \
-	'.clones.memory.pss_bytes <= 1.5 * .clones.working_set_bytes + .clones.memory.pss_anon_bytes
-	 and .clones.memory.pss_anon_bytes < .clones.working_set_bytes / 4'
+mem_of() { jq -r "[.clones.memory.pss_bytes, .clones.memory.pss_anon_bytes, .clones.working_set_bytes] | @tsv" "$CL/$1.json" 2>/dev/null; }
+read -r rp ra ws <<<"$(mem_of clones-private-read)"
+read -r wp wa _ <<<"$(mem_of clones-private)"
+if [ -n "$rp" ] && [ -n "$wp" ] && [ $(((wp - rp) * 2)) -gt $(((N - 1) * ws)) ] && [ $((ra * 2)) -lt "$wa" ]; then
+	pass clones-private-read-shares
+else
+	fail clones-private-read-shares "summed Pss reading ${rp:-?} (anonymous ${ra:-?}), writing ${wp:-?} (anonymous ${wa:-?}), working set ${ws:-?}"
+fi
 jq_true clones-private-writes-copy "$CL/clones-private.json" \
 	'.clones.memory.pss_anon_bytes > '$N' * .clones.working_set_bytes / 2'
 grep -q '^flat: the passes after the snapshot read their pages (--read-after-snapshot)$' "$CL/clones-private-read.clones/clone-0.log" &&
