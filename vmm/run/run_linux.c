@@ -24,7 +24,6 @@ void run_on_irq(void *cookie, unsigned line, int level)
 
 #define PANIC_TAIL_BYTES 2048
 #define PANIC_LINES	 3 /* console lines after the panic's own in the message */
-#define REPORT_LINE	 240
 
 /*
  * QEMU's TCG (7.2, and upstream as of this writing) delivers an external
@@ -46,7 +45,7 @@ void run_on_irq(void *cookie, unsigned line, int level)
  */
 void run_guest_reset(struct run *r, unsigned vcpu, const char *why, int crashed)
 {
-	char tail[PANIC_TAIL_BYTES + 1], report[REPORT_LINE], *panic, *last;
+	char tail[PANIC_TAIL_BYTES + 1], report[VM_REPORT_BYTES], *panic, *last;
 	size_t n;
 	int lines = 0;
 
